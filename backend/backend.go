@@ -1,0 +1,116 @@
+package backend
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Version is an opaque token naming one state of one object: an S3 ETag as
+// the store returned it, a GCS generation, a content hash for a directory.
+// Versions are compared only with versions from the same backend and key,
+// never with a locally computed hash (multipart ETags are not MD5).
+type Version string
+
+// ObjectInfo describes one object. Every field comes from the response that
+// produced it: Get fills it from the same response as the bytes, Put from
+// the write's own response.
+type ObjectInfo struct {
+	Key     string    // key relative to the backend's root
+	Size    int64     // size in bytes
+	Version Version   // opaque version token; never empty for a stored object
+	ModTime time.Time // store's modification time; may be zero where unknown
+}
+
+// Cond is a write or delete precondition. The zero value is unconditional.
+// At most one of IfAbsent and IfMatch may be set.
+type Cond struct {
+	// IfAbsent makes the operation succeed only when the key does not exist
+	// (S3 If-None-Match: *, GCS DoesNotExist, link(2) on a directory).
+	IfAbsent bool
+	// IfMatch makes the operation succeed only when the key exists at this
+	// version (S3 If-Match, GCS GenerationMatch). A missing key fails with
+	// ErrPrecondition.
+	IfMatch Version
+}
+
+// IsZero reports whether c is unconditional.
+func (c Cond) IsZero() bool { return !c.IfAbsent && c.IfMatch == "" }
+
+// GetOptions modify a Get.
+type GetOptions struct {
+	// IfMatch reads the object only at this version; when the object has
+	// moved on (or is gone) Get fails with ErrPrecondition.
+	IfMatch Version
+}
+
+// ListOptions modify a List.
+type ListOptions struct {
+	// PageSize is the largest number of objects handed to one call of the
+	// page function; 0 means the backend's default. Backends may deliver
+	// smaller pages (including an empty last page).
+	PageSize int
+}
+
+// Capabilities state what a backend guarantees. The syncer branches on
+// them, never on a failed call.
+type Capabilities struct {
+	// ConditionalPut means Put honours Cond{IfAbsent} and Cond{IfMatch}
+	// atomically, across processes and machines.
+	ConditionalPut bool
+	// AtomicCreate means Put honours Cond{IfAbsent} atomically even where
+	// ConditionalPut is false (a store with create-if-absent but no CAS).
+	AtomicCreate bool
+	// ConditionalDelete means Delete honours Cond{IfMatch}.
+	ConditionalDelete bool
+	// MaxMutationsPerKeyPerSecond is the store's sustained limit on writes
+	// to one key (GCS: about 1); 0 means no known limit.
+	MaxMutationsPerKeyPerSecond float64
+	// ListAfterWrite means a successful Put is visible to a List that
+	// starts after it returns.
+	ListAfterWrite bool
+}
+
+// Backend is an object store. Keys are validated with [ValidateKey] before
+// any I/O. Implementations are safe for concurrent use.
+type Backend interface {
+	// Get opens the object for reading. The returned ObjectInfo, and
+	// its Version in particular, describes exactly the bytes the reader
+	// yields. The caller must close the reader. A missing key is
+	// ErrNotExist; a failed GetOptions.IfMatch is ErrPrecondition.
+	Get(ctx context.Context, key string, opts GetOptions) (io.ReadCloser, ObjectInfo, error)
+
+	// Put stores size bytes from body under key, subject to cond, and
+	// returns the new object's info from the write's own response. The
+	// body is read from its current position; a retrying wrapper may seek
+	// it back. A failed condition is ErrPrecondition and leaves the
+	// object as it was. A cancelled or failed Put leaves either the old
+	// object or the new one, never a partial one.
+	Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond Cond) (ObjectInfo, error)
+
+	// Delete removes key, subject to cond. Deleting a missing key without a
+	// condition succeeds; with Cond{IfMatch} it is ErrPrecondition. A
+	// backend without conditional delete returns ErrNotSupported for a
+	// conditional one.
+	Delete(ctx context.Context, key string, cond Cond) error
+
+	// Stat returns the object's info without its bytes. A missing key is
+	// ErrNotExist.
+	Stat(ctx context.Context, key string) (ObjectInfo, error)
+
+	// List calls fn with successive pages of the objects whose keys begin
+	// with prefix, in ascending byte order of key. The prefix need not end
+	// at a "/". An error from fn stops the listing and is returned.
+	List(ctx context.Context, prefix string, opts ListOptions, fn func(page []ObjectInfo) error) error
+
+	// Capabilities reports what this backend guarantees.
+	Capabilities() Capabilities
+
+	// Close releases the backend's resources.
+	Close() error
+}
+
+// Unwrapper is implemented by backends that wrap another (see backend/wrap).
+type Unwrapper interface {
+	Unwrap() Backend
+}

@@ -1,0 +1,63 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNotExist is returned when the key does not exist.
+var ErrNotExist = errors.New("object does not exist")
+
+// ErrPrecondition is returned when a Cond or GetOptions.IfMatch does not
+// hold: the key exists for IfAbsent, or is missing or at another version
+// for IfMatch.
+var ErrPrecondition = errors.New("precondition failed")
+
+// ErrNotSupported is returned when a backend is asked for something its
+// Capabilities say it cannot do.
+var ErrNotSupported = errors.New("not supported by this backend")
+
+// ErrInvalidKey is returned (wrapped in a *KeyError) when a key fails
+// ValidateKey.
+var ErrInvalidKey = errors.New("invalid key")
+
+// Error carries the operation and key of a failed backend request and
+// whether retrying it may help. Backends return it from their single error
+// classifier; callers inspect it only with errors.Is and errors.As.
+type Error struct {
+	Op        string // "get", "put", "delete", "stat", "list"
+	Key       string // key or prefix
+	Retryable bool   // a transport failure, throttle or 5xx
+	Err       error  // the underlying cause; may wrap a sentinel above
+}
+
+func (e *Error) Error() string {
+	kind := ""
+	if e.Retryable {
+		kind = " (retryable)"
+	}
+	return fmt.Sprintf("%s %q%s: %v", e.Op, e.Key, kind, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsRetryable reports whether err is a backend failure that may succeed if
+// the same request is sent again. Precondition failures, missing keys and
+// cancelled contexts are never retryable.
+func IsRetryable(err error) bool {
+	if err == nil || errors.Is(err, ErrPrecondition) || errors.Is(err, ErrNotExist) {
+		return false
+	}
+	var e *Error
+	return errors.As(err, &e) && e.Retryable
+}
+
+// Retryable wraps err as a retryable failure of op on key.
+func Retryable(op, key string, err error) error {
+	return &Error{Op: op, Key: key, Retryable: true, Err: err}
+}
+
+// Permanent wraps err as a permanent failure of op on key.
+func Permanent(op, key string, err error) error {
+	return &Error{Op: op, Key: key, Err: err}
+}

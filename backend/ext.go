@@ -1,0 +1,66 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// PutBytes stores data under key, subject to cond.
+func PutBytes(ctx context.Context, b Backend, key string, data []byte, cond Cond) (ObjectInfo, error) {
+	return b.Put(ctx, key, bytes.NewReader(data), int64(len(data)), cond)
+}
+
+// ReadAll reads a whole object with its version. maxSize > 0 bounds the
+// bytes read; a larger object is an error rather than an allocation the
+// caller did not expect.
+func ReadAll(ctx context.Context, b Backend, key string, opts GetOptions, maxSize int64) ([]byte, ObjectInfo, error) {
+	rc, info, err := b.Get(ctx, key, opts)
+	if err != nil {
+		return nil, ObjectInfo{}, err
+	}
+	defer rc.Close()
+	r := io.Reader(rc)
+	if maxSize > 0 {
+		r = io.LimitReader(rc, maxSize+1)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, ObjectInfo{}, fmt.Errorf("read %q: %w", key, err)
+	}
+	if maxSize > 0 && int64(len(data)) > maxSize {
+		return nil, ObjectInfo{}, Permanent("get", key, fmt.Errorf("object larger than %d bytes", maxSize))
+	}
+	return data, info, nil
+}
+
+// Exists reports whether key exists.
+func Exists(ctx context.Context, b Backend, key string) (bool, error) {
+	_, err := b.Stat(ctx, key)
+	switch {
+	case err == nil:
+		return true, nil
+	case IsNotExist(err):
+		return false, nil
+	}
+	return false, err
+}
+
+// IsNotExist reports whether err means the key does not exist.
+func IsNotExist(err error) bool { return errors.Is(err, ErrNotExist) }
+
+// IsPrecondition reports whether err is a failed precondition.
+func IsPrecondition(err error) bool { return errors.Is(err, ErrPrecondition) }
+
+// Base returns the innermost backend under any wrappers.
+func Base(b Backend) Backend {
+	for {
+		u, ok := b.(Unwrapper)
+		if !ok {
+			return b
+		}
+		b = u.Unwrap()
+	}
+}

@@ -1,0 +1,222 @@
+// Package mem is an in-memory backend: the reference implementation of the
+// backend contract, for tests and examples.
+//
+// # URLs
+//
+// "mem://name" opens the in-process bucket called name, creating it empty
+// on first use; every Open of the same name in one process shares it. A
+// path after the name is a key prefix. Buckets live until the process ends.
+package mem
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// Scheme is the URL scheme this package registers.
+const Scheme = "mem"
+
+func init() {
+	backend.Register(Scheme, openURL)
+}
+
+var (
+	namedMu sync.Mutex
+	named   = map[string]*Backend{}
+)
+
+func openURL(_ context.Context, u *url.URL) (backend.Backend, error) {
+	if err := backend.CheckParams(u); err != nil {
+		return nil, err
+	}
+	name, prefix, err := backend.BucketAndPrefix(u)
+	if err != nil {
+		return nil, err
+	}
+	namedMu.Lock()
+	b, ok := named[name]
+	if !ok {
+		b = New()
+		named[name] = b
+	}
+	namedMu.Unlock()
+	return backend.Prefixed(nopClose{b}, prefix), nil
+}
+
+// nopClose keeps a shared named bucket alive when one opener closes it.
+type nopClose struct{ *Backend }
+
+func (nopClose) Close() error { return nil }
+
+type object struct {
+	data    []byte
+	version backend.Version
+	modTime time.Time
+}
+
+// Backend is an in-memory bucket. The zero value is not usable; call New.
+type Backend struct {
+	mu      sync.Mutex
+	objects map[string]object
+	gen     uint64 // versions are never reused, so stale IfMatch always fails
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns an empty bucket.
+func New() *Backend {
+	return &Backend{objects: map[string]object{}}
+}
+
+func (b *Backend) check(ctx context.Context, key string) error {
+	if err := backend.ValidateKey(key); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// Get implements backend.Backend.
+func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
+	if err := b.check(ctx, key); err != nil {
+		return nil, backend.ObjectInfo{}, err
+	}
+	b.mu.Lock()
+	o, ok := b.objects[key]
+	b.mu.Unlock()
+	switch {
+	case !ok && opts.IfMatch != "":
+		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key, Err: backend.ErrPrecondition}
+	case !ok:
+		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key, Err: backend.ErrNotExist}
+	case opts.IfMatch != "" && opts.IfMatch != o.version:
+		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key, Err: backend.ErrPrecondition}
+	}
+	return io.NopCloser(bytes.NewReader(o.data)), info(key, o), nil
+}
+
+// Put implements backend.Backend. The body is read in full before the
+// condition is checked, so a cancelled or failed read stores nothing.
+func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
+	if err := b.check(ctx, key); err != nil {
+		return backend.ObjectInfo{}, err
+	}
+	data, err := io.ReadAll(io.LimitReader(body, size+1))
+	if err != nil {
+		return backend.ObjectInfo{}, &backend.Error{Op: "put", Key: key, Err: err}
+	}
+	if int64(len(data)) != size {
+		return backend.ObjectInfo{}, &backend.Error{Op: "put", Key: key, Err: fmt.Errorf("body has %d bytes, size says %d", len(data), size)}
+	}
+	if err := ctx.Err(); err != nil {
+		return backend.ObjectInfo{}, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.condHolds(key, cond); err != nil {
+		return backend.ObjectInfo{}, &backend.Error{Op: "put", Key: key, Err: err}
+	}
+	b.gen++
+	o := object{data: data, version: backend.Version(strconv.FormatUint(b.gen, 10)), modTime: time.Now()}
+	b.objects[key] = o
+	return info(key, o), nil
+}
+
+// condHolds must be called with b.mu held.
+func (b *Backend) condHolds(key string, cond backend.Cond) error {
+	o, ok := b.objects[key]
+	switch {
+	case cond.IfAbsent && ok:
+		return backend.ErrPrecondition
+	case cond.IfMatch != "" && (!ok || o.version != cond.IfMatch):
+		return backend.ErrPrecondition
+	}
+	return nil
+}
+
+// Delete implements backend.Backend.
+func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) error {
+	if err := b.check(ctx, key); err != nil {
+		return err
+	}
+	if cond.IfAbsent {
+		return &backend.Error{Op: "delete", Key: key, Err: fmt.Errorf("IfAbsent on delete: %w", backend.ErrNotSupported)}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.condHolds(key, cond); err != nil {
+		return &backend.Error{Op: "delete", Key: key, Err: err}
+	}
+	delete(b.objects, key)
+	return nil
+}
+
+// Stat implements backend.Backend.
+func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, error) {
+	if err := b.check(ctx, key); err != nil {
+		return backend.ObjectInfo{}, err
+	}
+	b.mu.Lock()
+	o, ok := b.objects[key]
+	b.mu.Unlock()
+	if !ok {
+		return backend.ObjectInfo{}, &backend.Error{Op: "stat", Key: key, Err: backend.ErrNotExist}
+	}
+	return info(key, o), nil
+}
+
+// DefaultPageSize is the page size List uses when ListOptions.PageSize is 0.
+const DefaultPageSize = 1000
+
+// List implements backend.Backend. It snapshots the matching keys first, so
+// fn may write to the bucket.
+func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
+	if err := backend.ValidatePrefix(prefix); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	var all []backend.ObjectInfo
+	for k, o := range b.objects {
+		if strings.HasPrefix(k, prefix) {
+			all = append(all, info(k, o))
+		}
+	}
+	b.mu.Unlock()
+	sort.Slice(all, func(i, j int) bool { return all[i].Key < all[j].Key })
+	size := opts.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	for len(all) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(size, len(all))
+		if err := fn(all[:n:n]); err != nil {
+			return err
+		}
+		all = all[n:]
+	}
+	return ctx.Err()
+}
+
+// Capabilities implements backend.Backend: everything, atomically.
+func (b *Backend) Capabilities() backend.Capabilities {
+	return backend.Capabilities{ConditionalPut: true, AtomicCreate: true, ConditionalDelete: true, ListAfterWrite: true}
+}
+
+// Close implements backend.Backend.
+func (b *Backend) Close() error { return nil }
+
+func info(key string, o object) backend.ObjectInfo {
+	return backend.ObjectInfo{Key: key, Size: int64(len(o.data)), Version: o.version, ModTime: o.modTime}
+}
