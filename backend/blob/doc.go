@@ -1,0 +1,57 @@
+// Package blob adapts any gocloud.dev/blob bucket (memblob, fileblob,
+// s3blob, gcsblob, azureblob, ...) to the backend contract, for stores silt
+// has no native backend for. It is deliberately weaker than the native s3
+// and gcs backends, because the portable blob API cannot express what they
+// rely on:
+//
+//   - No compare-and-swap. blob has no If-Match or generation-match write,
+//     so Put with Cond{IfMatch} and Delete with any condition return
+//     [backend.ErrNotSupported], and Capabilities says so.
+//   - Create-if-absent only where it is atomic. Cond{IfAbsent} maps to
+//     WriterOptions.IfNotExist only when Config.AtomicCreate says the driver
+//     checks it atomically (memblob, s3blob, gcsblob, azureblob). fileblob
+//     checks with stat-then-rename, which loses races across processes
+//     (measured), so over fileblob IfAbsent is ErrNotSupported, not a
+//     lock that sometimes admits two holders.
+//   - Versions are not from the write's response. blob.Writer does not
+//     report the new ETag, so Put reads the version back with a separate
+//     Attributes call; a writer that slips in between makes Put report the
+//     other writer's version. Without CAS nothing builds on that version
+//     atomically, so the race can mislead but not corrupt.
+//
+// # Versions
+//
+// A version is "md5:<hex>" when the driver reports a content MD5, else
+// "etag:<etag>", else "mod:<unix-ns>-<size>". MD5 comes first because List
+// results carry an MD5 but no ETag; taking it everywhere keeps List, Stat,
+// Get and Put in agreement without an Attributes call per listed object
+// (which List makes only for objects without an MD5, such as S3 multipart
+// uploads). Two writes of identical bytes therefore share a version.
+//
+// Get must return the version of exactly the bytes it serves, but the blob
+// Reader exposes no ETag (and memblob's As exposes nothing). Get therefore
+// brackets the read: Attributes, open the reader, check that the reader's
+// size and modification time match, Attributes again, and retry when the
+// object changed in between. That costs two metadata requests per Get and
+// leaves one hole: a rewrite back to identical attributes (same content,
+// same modification time) between the two calls goes unseen.
+//
+// # URLs
+//
+// "blob+<gocloud URL>" opens the gocloud URL with blob.OpenBucket: for
+// example "blob+mem://" or "blob+s3://bucket?region=eu-west-1". The
+// registered schemes are blob+mem, blob+file, blob+s3, blob+gs and
+// blob+azblob. Only memblob is linked in by this package; for the others,
+// blank-import the gocloud driver (gocloud.dev/blob/s3blob, .../fileblob,
+// .../gcsblob, .../azureblob). Query parameters are the driver's own and the
+// driver rejects unknown ones; a key prefix is gocloud's "prefix" parameter,
+// not the URL path (for file URLs the path is the directory). Each
+// "blob+mem://" URL opens a new empty memblob bucket. Other gocloud drivers
+// work through [New], with Config.AtomicCreate set as the driver warrants.
+//
+// # Order
+//
+// List returns keys in the order the driver does. memblob and the cloud
+// drivers list in byte order as the contract requires; fileblob walks
+// directories, which can order "a/b" before "a-b".
+package blob

@@ -1,0 +1,52 @@
+package blob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+
+	"gocloud.dev/gcerrors"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// call names the request an error came from.
+type call struct {
+	op          string // "get", "put", "delete", "stat", "list"
+	key         string // key, or prefix for list
+	conditional bool   // sent with IfNotExist or checked against IfMatch
+}
+
+// classify is the one place that turns a blob error into silt's vocabulary,
+// by gocloud error code, never by message.
+func classify(c call, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	permanent := func(e error) error { return &backend.Error{Op: c.op, Key: c.key, Err: e} }
+	retryable := func(e error) error { return &backend.Error{Op: c.op, Key: c.key, Retryable: true, Err: e} }
+	switch gcerrors.Code(err) {
+	case gcerrors.NotFound:
+		if c.conditional {
+			return permanent(fmt.Errorf("%w (%w)", backend.ErrPrecondition, err))
+		}
+		return permanent(fmt.Errorf("%w (%w)", backend.ErrNotExist, err))
+	case gcerrors.FailedPrecondition:
+		return permanent(fmt.Errorf("%w (%w)", backend.ErrPrecondition, err))
+	case gcerrors.ResourceExhausted, gcerrors.DeadlineExceeded:
+		// Throttling, or a service-side timeout (the caller's own deadline
+		// was handled above).
+		return retryable(err)
+	}
+	var ue *url.Error
+	var ne net.Error
+	if errors.As(err, &ue) || errors.As(err, &ne) {
+		return retryable(err)
+	}
+	return permanent(err)
+}

@@ -1,0 +1,19 @@
+package fs_test
+
+import (
+	"testing"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/fs"
+	"github.com/siltsync/silt/conformance"
+)
+
+func TestConformance(t *testing.T) {
+	conformance.RunBackend(t, func(t *testing.T) backend.Backend {
+		b, err := fs.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	})
+}

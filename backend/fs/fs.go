@@ -1,0 +1,263 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// Scheme is the URL scheme this package registers.
+const Scheme = "file"
+
+// Reserved is the name of the directory at the root of the bucket that
+// holds this package's temp and lock files. Keys whose first segment is
+// Reserved are invalid, and List never reports anything under it.
+const Reserved = ".silt-fs"
+
+// Backend is a directory used as a bucket. The zero value is not usable;
+// call New.
+type Backend struct {
+	root   string // absolute
+	tmpDir string // staged writes, on the same file system as root
+	locks  *locker
+	hashes hashCache
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New opens the directory root as a bucket, creating it and its parents
+// when missing (use the URL parameter create=false to insist that it
+// exists). It also creates root/.silt-fs, where writes are staged and
+// writers lock, so root must be writable.
+func New(root string) (*Backend, error) {
+	return open(root, true)
+}
+
+func open(root string, create bool) (*Backend, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("fs: %w", err)
+	}
+	if create {
+		if err := os.MkdirAll(abs, 0o777); err != nil {
+			return nil, fmt.Errorf("fs: create bucket directory: %w", err)
+		}
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("fs: bucket directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("fs: bucket %s is not a directory", abs)
+	}
+	b := &Backend{root: abs, tmpDir: filepath.Join(abs, Reserved, "tmp")}
+	lockDir := filepath.Join(abs, Reserved, "locks")
+	for _, d := range []string{b.tmpDir, lockDir} {
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			return nil, fmt.Errorf("fs: create %s: %w", d, err)
+		}
+	}
+	b.locks = newLocker(lockDir)
+	b.sweepTemps()
+	return b, nil
+}
+
+// staleTemp is the age after which a temp file is taken to belong to a
+// writer that crashed. A live writer touches its file with every write, so
+// only a body stalled for this long could lose its temp file.
+const staleTemp = 24 * time.Hour
+
+// sweepTemps removes temp files left by crashed writers. It is best
+// effort: a failure only leaves files that List never shows anyway.
+func (b *Backend) sweepTemps() {
+	des, err := os.ReadDir(b.tmpDir)
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		if fi, err := de.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
+			os.Remove(filepath.Join(b.tmpDir, de.Name()))
+		}
+	}
+}
+
+// Root returns the absolute path of the bucket directory.
+func (b *Backend) Root() string { return b.root }
+
+// checkKey validates key for this backend: the shared rules plus the
+// reserved first segment.
+func checkKey(key string) error {
+	if err := backend.ValidateKey(key); err != nil {
+		return err
+	}
+	if first, _, _ := strings.Cut(key, "/"); first == Reserved {
+		return &backend.KeyError{Key: key, Reason: fmt.Sprintf("first segment %q is reserved by the file backend", Reserved)}
+	}
+	return nil
+}
+
+func (b *Backend) path(key string) string {
+	return filepath.Join(b.root, filepath.FromSlash(key))
+}
+
+// openObject opens key's file and describes it. A directory, pipe or
+// device is not an object.
+func (b *Backend) openObject(ctx context.Context, op, key string) (*os.File, fileState, error) {
+	if err := checkKey(key); err != nil {
+		return nil, fileState{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fileState{}, err
+	}
+	// O_NONBLOCK keeps a stray FIFO from hanging open; it changes nothing
+	// for a regular file.
+	f, err := os.OpenFile(b.path(key), os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fileState{}, classify(op, key, err)
+	}
+	s, err := b.state(ctx, f)
+	if err != nil {
+		f.Close()
+		return nil, fileState{}, classify(op, key, err)
+	}
+	return f, s, nil
+}
+
+func info(key string, s fileState) backend.ObjectInfo {
+	return backend.ObjectInfo{Key: key, Size: s.size, Version: s.version, ModTime: s.modTime}
+}
+
+// Get implements backend.Backend. The reader is the descriptor that was
+// hashed, so the version describes exactly the bytes it yields even if the
+// key is replaced while it is read.
+func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
+	f, s, err := b.openObject(ctx, "get", key)
+	switch {
+	case opts.IfMatch != "" && backend.IsNotExist(err):
+		return nil, backend.ObjectInfo{}, precondition("get", key, "object does not exist")
+	case err != nil:
+		return nil, backend.ObjectInfo{}, err
+	case opts.IfMatch != "" && opts.IfMatch != s.version:
+		f.Close()
+		return nil, backend.ObjectInfo{}, precondition("get", key, "object is at another version")
+	}
+	return f, info(key, s), nil
+}
+
+// Stat implements backend.Backend. It hashes the file (or finds the hash
+// in the cache), since the version is the content hash.
+func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, error) {
+	f, s, err := b.openObject(ctx, "stat", key)
+	if err != nil {
+		return backend.ObjectInfo{}, err
+	}
+	f.Close()
+	return info(key, s), nil
+}
+
+// currentVersion is the version of key's object, or "" when there is none.
+func (b *Backend) currentVersion(ctx context.Context, op, key string) (backend.Version, error) {
+	f, s, err := b.openObject(ctx, op, key)
+	if backend.IsNotExist(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	return s.version, nil
+}
+
+// Delete implements backend.Backend. It also removes the parent
+// directories the deletion leaves empty, up to the root, so the tree holds
+// no directory an object store would not show.
+func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if cond.IfAbsent {
+		return &backend.Error{Op: "delete", Key: key, Err: fmt.Errorf("IfAbsent on delete: %w", backend.ErrNotSupported)}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	unlock, err := b.locks.lock(ctx, key)
+	if err != nil {
+		return classify("delete", key, err)
+	}
+	defer unlock()
+	target := b.path(key)
+	if cond.IfMatch != "" {
+		cur, err := b.currentVersion(ctx, "delete", key)
+		switch {
+		case err != nil:
+			return err
+		case cur == "":
+			return precondition("delete", key, "object does not exist")
+		case cur != cond.IfMatch:
+			return precondition("delete", key, "object is at another version")
+		}
+	} else if fi, err := os.Lstat(target); err != nil || fi.IsDir() {
+		// Nothing stored under key: a missing key, or only keys below it.
+		return nil
+	}
+	if err := unix.Unlink(target); err != nil {
+		if errors.Is(err, iofs.ErrNotExist) && cond.IfMatch == "" {
+			return nil
+		}
+		return classify("delete", key, &os.PathError{Op: "unlink", Path: target, Err: err})
+	}
+	// A concurrent Delete of a sibling may already have pruned the emptied
+	// directory; then there is nothing left to sync.
+	if err := syncDir(filepath.Dir(target)); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return classify("delete", key, err)
+	}
+	b.pruneDirs(filepath.Dir(target))
+	return nil
+}
+
+// pruneDirs removes dir and its ancestors below the root while they are
+// empty. A Put racing to fill one of them sees its rename fail and
+// recreates the directory (see place).
+func (b *Backend) pruneDirs(dir string) {
+	for dir != b.root && strings.HasPrefix(dir, b.root+string(filepath.Separator)) {
+		if unix.Rmdir(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// syncDir makes a rename, link or unlink in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, unix.EINVAL) {
+		return err // EINVAL: the file system cannot sync a directory
+	}
+	return nil
+}
+
+// Capabilities implements backend.Backend. Conditions are atomic across
+// processes on one machine sharing the directory; see the package
+// documentation for network file systems.
+func (b *Backend) Capabilities() backend.Capabilities {
+	return backend.Capabilities{ConditionalPut: true, AtomicCreate: true, ConditionalDelete: true, ListAfterWrite: true}
+}
+
+// Close implements backend.Backend. It holds no open files between
+// calls, so there is nothing to release.
+func (b *Backend) Close() error { return nil }

@@ -1,0 +1,47 @@
+// Package gcs is a backend for Google Cloud Storage, built directly on
+// cloud.google.com/go/storage so that every version token comes from the
+// response that carried the bytes: the generation of a write is read from the
+// writer after Close, the generation of a read from the same reader.
+//
+// # URLs
+//
+// "gs://bucket/some/prefix" opens bucket with every key stored under
+// "some/prefix/". The URL takes no query parameters; an unknown one is an
+// error rather than a silently ignored typo. Credentials come from the
+// client library's default chain (Application Default Credentials).
+//
+// # Versions and conditions
+//
+// A [backend.Version] is the object's generation as a decimal string.
+// Cond{IfAbsent} is sent as ifGenerationMatch=0 and Cond{IfMatch} as
+// ifGenerationMatch=g, both checked atomically by the service. A version
+// that is not a positive decimal integer cannot name a GCS object, so a
+// condition on it fails with [backend.ErrPrecondition] without a request
+// (and "0" is never sent, since GCS reads it as "does not exist").
+//
+// GCS allows about one mutation per second per object name; Capabilities
+// reports it so that callers batch writes to hot objects instead of
+// hitting 429s.
+//
+// # Errors
+//
+// Every error passes through one classifier (errors.go): a missing object is
+// [backend.ErrNotExist], except under a generation condition, where it is
+// [backend.ErrPrecondition] like an HTTP 412; 408, 429, 5xx and transport
+// failures are retryable [backend.Error]s; 403 is permanent and names the
+// bucket and the IAM permission the operation needs; context errors are
+// returned unchanged. The client library's own retries are switched off,
+// because silt's retry wrapper owns retrying and a conditional write
+// replayed blindly can report 412 for a write that in fact succeeded.
+//
+// # Emulator
+//
+// The storage client honours STORAGE_EMULATOR_HOST (for example
+// "127.0.0.1:4443") by itself, with no credentials. fake-gcs-server v1.56.1,
+// the usual emulator, ignores ifGenerationMatch on DELETE (a stale
+// conditional delete deletes), so a URL opened while STORAGE_EMULATOR_HOST
+// is set reports ConditionalDelete false and refuses conditional deletes
+// with [backend.ErrNotSupported] instead of silently deleting. The emulator
+// also ignores read preconditions; Get checks the generation of the
+// response itself, so GetOptions.IfMatch holds there as well.
+package gcs

@@ -1,0 +1,273 @@
+package gcs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/iterator"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// DefaultPageSize is the page size List uses when ListOptions.PageSize is 0;
+// it is also the largest page the JSON API returns.
+const DefaultPageSize = 1000
+
+// defaultChunkSize is the storage client's default upload chunk. Smaller
+// objects get a chunk just large enough for them, because the writer
+// allocates a whole chunk per Put.
+const defaultChunkSize = 16 << 20
+
+// Backend is a GCS bucket, or a prefix of one. Create it with New.
+type Backend struct {
+	bucket     *storage.BucketHandle
+	name       string
+	prefix     string
+	client     *storage.Client
+	ownsClient bool
+	condDelete bool
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns a backend for cfg.Bucket. It sends no request, so a missing
+// bucket or missing permission shows on the first operation.
+func New(ctx context.Context, cfg Config) (*Backend, error) {
+	if cfg.Bucket == "" {
+		return nil, errors.New("gcs: Config.Bucket is empty")
+	}
+	prefix, err := normPrefix(cfg.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	client, owns := cfg.Client, false
+	if client == nil {
+		if client, err = storage.NewClient(ctx); err != nil {
+			return nil, fmt.Errorf("gcs: create client: %w", err)
+		}
+		owns = true
+	}
+	// silt's retry wrapper owns retries; the client's own would replay
+	// conditional writes whose first attempt may already have landed.
+	bh := client.Bucket(cfg.Bucket).Retryer(storage.WithPolicy(storage.RetryNever))
+	return &Backend{
+		bucket: bh, name: cfg.Bucket, prefix: prefix,
+		client: client, ownsClient: owns, condDelete: !cfg.NoConditionalDelete,
+	}, nil
+}
+
+func (b *Backend) call(op, key string, conditional bool) call {
+	return call{op: op, bucket: b.name, key: key, conditional: conditional}
+}
+
+// generation parses a Version. Only positive integers name an object: 0
+// would mean "does not exist" to GCS, turning IfMatch into IfAbsent.
+func generation(op, key string, v backend.Version) (int64, error) {
+	g, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || g <= 0 {
+		return 0, &backend.Error{Op: op, Key: key, Err: fmt.Errorf("version %q is not a GCS generation: %w", v, backend.ErrPrecondition)}
+	}
+	return g, nil
+}
+
+func version(g int64) backend.Version { return backend.Version(strconv.FormatInt(g, 10)) }
+
+// Get implements backend.Backend.
+func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
+	if err := backend.ValidateKey(key); err != nil {
+		return nil, backend.ObjectInfo{}, err
+	}
+	obj := b.bucket.Object(b.prefix + key)
+	var want int64
+	if opts.IfMatch != "" {
+		g, err := generation("get", key, opts.IfMatch)
+		if err != nil {
+			return nil, backend.ObjectInfo{}, err
+		}
+		want = g
+		obj = obj.If(storage.Conditions{GenerationMatch: g})
+	}
+	c := b.call("get", key, want != 0)
+	r, err := obj.NewReader(ctx)
+	if err != nil {
+		return nil, backend.ObjectInfo{}, classify(c, err)
+	}
+	// Checked here too because emulators ignore read preconditions; the
+	// generation comes from the same response as the bytes, so this is
+	// exact, not a race.
+	if want != 0 && r.Attrs.Generation != want {
+		r.Close()
+		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key,
+			Err: fmt.Errorf("generation is %d, want %d: %w", r.Attrs.Generation, want, backend.ErrPrecondition)}
+	}
+	info := backend.ObjectInfo{Key: key, Size: r.Attrs.Size, Version: version(r.Attrs.Generation), ModTime: r.Attrs.LastModified}
+	return &reader{r: r, c: c}, info, nil
+}
+
+// reader classifies errors met mid-stream, so a reset connection is
+// retryable like one met while opening.
+type reader struct {
+	r *storage.Reader
+	c call
+}
+
+func (r *reader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = classify(r.c, err)
+	}
+	return n, err
+}
+
+func (r *reader) Close() error { return r.r.Close() }
+
+// Put implements backend.Backend. Nothing is sent before the whole body has
+// been read (for objects up to 16 MiB) and the writer is committed only by
+// Close, which is never reached after an error: a cancelled or failed Put
+// cancels the writer's context instead, so no partial object appears.
+func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
+	if err := backend.ValidateKey(key); err != nil {
+		return backend.ObjectInfo{}, err
+	}
+	if cond.IfAbsent && cond.IfMatch != "" {
+		return backend.ObjectInfo{}, backend.Permanent("put", key, errors.New("both IfAbsent and IfMatch set"))
+	}
+	if size < 0 {
+		return backend.ObjectInfo{}, backend.Permanent("put", key, fmt.Errorf("negative size %d", size))
+	}
+	obj := b.bucket.Object(b.prefix + key)
+	switch {
+	case cond.IfAbsent:
+		obj = obj.If(storage.Conditions{DoesNotExist: true})
+	case cond.IfMatch != "":
+		g, err := generation("put", key, cond.IfMatch)
+		if err != nil {
+			return backend.ObjectInfo{}, err
+		}
+		obj = obj.If(storage.Conditions{GenerationMatch: g})
+	}
+	c := b.call("put", key, !cond.IsZero())
+
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := obj.NewWriter(wctx)
+	w.ChunkSize = int(min(size+1, defaultChunkSize))
+	abort := func(err error) (backend.ObjectInfo, error) {
+		cancel()
+		_ = w.Close() // fails with the cancellation; the upload is abandoned
+		return backend.ObjectInfo{}, err
+	}
+	n, err := io.Copy(w, io.LimitReader(body, size+1))
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return abort(ctxErr)
+	}
+	if err != nil {
+		return abort(classify(c, err))
+	}
+	if n != size {
+		return abort(backend.Permanent("put", key, fmt.Errorf("body has %d bytes, size says %d", n, size)))
+	}
+	if err := w.Close(); err != nil {
+		return backend.ObjectInfo{}, classify(c, err)
+	}
+	a := w.Attrs()
+	return backend.ObjectInfo{Key: key, Size: a.Size, Version: version(a.Generation), ModTime: a.Updated}, nil
+}
+
+// Delete implements backend.Backend.
+func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) error {
+	if err := backend.ValidateKey(key); err != nil {
+		return err
+	}
+	obj := b.bucket.Object(b.prefix + key)
+	switch {
+	case cond.IfAbsent:
+		return &backend.Error{Op: "delete", Key: key, Err: fmt.Errorf("IfAbsent on delete: %w", backend.ErrNotSupported)}
+	case cond.IfMatch != "" && !b.condDelete:
+		return &backend.Error{Op: "delete", Key: key, Err: fmt.Errorf("conditional delete disabled in Config: %w", backend.ErrNotSupported)}
+	case cond.IfMatch != "":
+		g, err := generation("delete", key, cond.IfMatch)
+		if err != nil {
+			return err
+		}
+		obj = obj.If(storage.Conditions{GenerationMatch: g})
+	}
+	err := classify(b.call("delete", key, cond.IfMatch != ""), obj.Delete(ctx))
+	if cond.IsZero() && backend.IsNotExist(err) {
+		return nil
+	}
+	return err
+}
+
+// Stat implements backend.Backend.
+func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, error) {
+	if err := backend.ValidateKey(key); err != nil {
+		return backend.ObjectInfo{}, err
+	}
+	a, err := b.bucket.Object(b.prefix + key).Attrs(ctx)
+	if err != nil {
+		return backend.ObjectInfo{}, classify(b.call("stat", key, false), err)
+	}
+	return backend.ObjectInfo{Key: key, Size: a.Size, Version: version(a.Generation), ModTime: a.Updated}, nil
+}
+
+// List implements backend.Backend. GCS lists names in byte order and
+// strongly consistently, so pages are passed on as they arrive.
+func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
+	if err := backend.ValidatePrefix(prefix); err != nil {
+		return err
+	}
+	q := &storage.Query{Prefix: b.prefix + prefix}
+	if err := q.SetAttrSelection([]string{"Name", "Size", "Generation", "Updated"}); err != nil {
+		return backend.Permanent("list", prefix, err)
+	}
+	size := opts.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	pager := iterator.NewPager(b.bucket.Objects(ctx, q), size, "")
+	for {
+		var attrs []*storage.ObjectAttrs
+		token, err := pager.NextPage(&attrs)
+		if err != nil {
+			return classify(b.call("list", prefix, false), err)
+		}
+		if len(attrs) > 0 {
+			page := make([]backend.ObjectInfo, len(attrs))
+			for i, a := range attrs {
+				page[i] = backend.ObjectInfo{Key: strings.TrimPrefix(a.Name, b.prefix), Size: a.Size, Version: version(a.Generation), ModTime: a.Updated}
+			}
+			if err := fn(page); err != nil {
+				return err
+			}
+		}
+		if token == "" {
+			return ctx.Err()
+		}
+	}
+}
+
+// Capabilities implements backend.Backend.
+func (b *Backend) Capabilities() backend.Capabilities {
+	return backend.Capabilities{
+		ConditionalPut:              true,
+		AtomicCreate:                true,
+		ConditionalDelete:           b.condDelete,
+		MaxMutationsPerKeyPerSecond: 1,
+		ListAfterWrite:              true,
+	}
+}
+
+// Close implements backend.Backend. It closes the client only if New
+// created it.
+func (b *Backend) Close() error {
+	if b.ownsClient {
+		return b.client.Close()
+	}
+	return nil
+}

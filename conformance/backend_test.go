@@ -1,0 +1,297 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/mem"
+)
+
+// recorder is a testing.TB that records failures and skips instead of
+// reporting them, so a test can run a check against a broken backend and
+// assert that the check notices.
+type recorder struct {
+	testing.TB // the real test: Context, Name, Cleanup
+	mu         sync.Mutex
+	failed     bool
+	skipped    bool
+	msgs       []string
+}
+
+func (r *recorder) record(fail, skip bool, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = r.failed || fail
+	r.skipped = r.skipped || skip
+	r.msgs = append(r.msgs, msg)
+}
+
+func (r *recorder) Helper()                    {}
+func (r *recorder) Log(args ...any)            { r.record(false, false, fmt.Sprint(args...)) }
+func (r *recorder) Logf(f string, args ...any) { r.record(false, false, fmt.Sprintf(f, args...)) }
+func (r *recorder) Error(args ...any)          { r.record(true, false, fmt.Sprint(args...)) }
+func (r *recorder) Errorf(f string, args ...any) {
+	r.record(true, false, fmt.Sprintf(f, args...))
+}
+func (r *recorder) Fail()                        { r.record(true, false, "Fail") }
+func (r *recorder) FailNow()                     { r.record(true, false, "FailNow"); runtime.Goexit() }
+func (r *recorder) Fatal(args ...any)            { r.Error(args...); runtime.Goexit() }
+func (r *recorder) Fatalf(f string, args ...any) { r.Errorf(f, args...); runtime.Goexit() }
+func (r *recorder) Skip(args ...any)             { r.record(false, true, fmt.Sprint(args...)); runtime.Goexit() }
+func (r *recorder) Skipf(f string, args ...any) {
+	r.record(false, true, fmt.Sprintf(f, args...))
+	runtime.Goexit()
+}
+func (r *recorder) SkipNow() { r.record(false, true, "SkipNow"); runtime.Goexit() }
+func (r *recorder) Failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
+}
+func (r *recorder) Skipped() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.skipped
+}
+
+// runCheck runs the named check on b in its own goroutine (Fatal and Skip
+// end it with runtime.Goexit) and returns what it reported.
+func runCheck(t *testing.T, name string, b backend.Backend) *recorder {
+	t.Helper()
+	i := slices.IndexFunc(allChecks(), func(c check) bool { return c.name == name })
+	if i < 0 {
+		t.Fatalf("no check named %q", name)
+	}
+	r := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		allChecks()[i].run(r, b)
+	}()
+	<-done
+	return r
+}
+
+func TestChecks_Names_AreUniqueSentences(t *testing.T) {
+	sentence := regexp.MustCompile(`^[A-Z][A-Za-z0-9]*(_[A-Z][A-Za-z0-9]*){2}$`)
+	seen := map[string]bool{}
+	for _, c := range allChecks() {
+		if !sentence.MatchString(c.name) {
+			t.Errorf("check name %q is not Subject_Condition_Outcome", c.name)
+		}
+		if seen[c.name] {
+			t.Errorf("check name %q is used twice", c.name)
+		}
+		seen[c.name] = true
+	}
+}
+
+func TestChecks_Mem_PassesEveryCheck(t *testing.T) {
+	for _, c := range allChecks() {
+		r := runCheck(t, c.name, mem.New())
+		if r.Failed() {
+			t.Errorf("%s failed on mem: %s", c.name, strings.Join(r.msgs, "; "))
+		}
+	}
+}
+
+// Broken backends, each wrong in one way a real store has been wrong.
+
+// ignoresConds treats every write as unconditional (a store that drops
+// If-None-Match and If-Match headers).
+type ignoresConds struct{ backend.Backend }
+
+func (b ignoresConds) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, _ backend.Cond) (backend.ObjectInfo, error) {
+	return b.Backend.Put(ctx, key, body, size, backend.Cond{})
+}
+
+func (b ignoresConds) Delete(ctx context.Context, key string, _ backend.Cond) error {
+	return b.Backend.Delete(ctx, key, backend.Cond{})
+}
+
+// dropsCondWrites reports success for a conditional Put without storing it.
+type dropsCondWrites struct{ backend.Backend }
+
+func (b dropsCondWrites) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
+	if cond.IsZero() {
+		return b.Backend.Put(ctx, key, body, size, cond)
+	}
+	return backend.ObjectInfo{Key: key, Size: size, Version: "dropped"}, nil
+}
+
+// ignoresCtx never looks at its context.
+type ignoresCtx struct{ backend.Backend }
+
+func (b ignoresCtx) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
+	return b.Backend.Put(context.WithoutCancel(ctx), key, body, size, cond)
+}
+
+func (b ignoresCtx) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
+	return b.Backend.List(context.WithoutCancel(ctx), prefix, opts, fn)
+}
+
+// storesPartialOnCancel keeps what it had read when its context is
+// cancelled (a store that streams into the final object).
+type storesPartialOnCancel struct{ backend.Backend }
+
+func (b storesPartialOnCancel) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
+	var buf bytes.Buffer
+	p := make([]byte, 4096)
+	for {
+		n, err := body.Read(p)
+		buf.Write(p[:n])
+		if ctx.Err() != nil {
+			_, _ = backend.PutBytes(context.WithoutCancel(ctx), b.Backend, key, buf.Bytes(), cond)
+			return backend.ObjectInfo{}, ctx.Err()
+		}
+		if err == io.EOF {
+			return backend.PutBytes(ctx, b.Backend, key, buf.Bytes(), cond)
+		}
+		if err != nil {
+			return backend.ObjectInfo{}, err
+		}
+	}
+}
+
+// ignoresPageSize always lists with the default page size.
+type ignoresPageSize struct{ backend.Backend }
+
+func (b ignoresPageSize) List(ctx context.Context, prefix string, _ backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
+	return b.Backend.List(ctx, prefix, backend.ListOptions{}, fn)
+}
+
+// sortsUTF16 lists in UTF-16 code unit order, as a JavaScript or Java
+// gateway would.
+type sortsUTF16 struct{ backend.Backend }
+
+func (b sortsUTF16) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
+	var all []backend.ObjectInfo
+	err := b.Backend.List(ctx, prefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
+		all = append(all, page...)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(all, func(x, y backend.ObjectInfo) int {
+		return slices.Compare(utf16.Encode([]rune(x.Key)), utf16.Encode([]rune(y.Key)))
+	})
+	return fn(all)
+}
+
+// readsBodyFirst buffers the body before the inner backend sees the key.
+type readsBodyFirst struct{ backend.Backend }
+
+func (b readsBodyFirst) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return backend.ObjectInfo{}, err
+	}
+	return b.Backend.Put(ctx, key, bytes.NewReader(data), size, cond)
+}
+
+func TestChecks_BrokenBackend_Fails(t *testing.T) {
+	for _, tc := range []struct {
+		check string
+		b     backend.Backend
+	}{
+		{"Put_IfAbsent_SecondCreateFailsAndKeepsFirst", ignoresConds{mem.New()}},
+		{"Put_IfAbsent_SixteenRacersOneWinner", ignoresConds{mem.New()}},
+		{"Put_IfMatchWrongVersion_FailsAndKeepsObject", ignoresConds{mem.New()}},
+		{"Put_IfMatchStaleVersion_FailsAndKeepsObject", ignoresConds{mem.New()}},
+		{"Put_IfMatchMissingKey_IsErrPrecondition", ignoresConds{mem.New()}},
+		{"Put_IfMatch_SixteenRacersOneWinner", ignoresConds{mem.New()}},
+		{"Delete_IfMatchWrongVersion_FailsAndKeepsObject", ignoresConds{mem.New()}},
+		{"Delete_IfMatchMissingKey_IsErrPrecondition", ignoresConds{mem.New()}},
+		{"Put_IfMatch_SixteenWorkersTwentyIncrementsLoseNoUpdate", dropsCondWrites{mem.New()}},
+		{"Put_CancelledContext_FailsAndStoresNothing", ignoresCtx{mem.New()}},
+		{"Put_CancelledContext_FailsAndKeepsOldObject", ignoresCtx{mem.New()}},
+		{"List_ContextCancelledInCallback_StopsWithError", ignoresCtx{mem.New()}},
+		{"Put_ContextCancelledMidBody_StoresNoPartialObject", storesPartialOnCancel{mem.New()}},
+		{"Put_ContextCancelledMidBody_LeavesOldOrNewObject", storesPartialOnCancel{mem.New()}},
+		{"List_PageSizeDividesCount_EveryObjectOnce", ignoresPageSize{mem.New()}},
+		{"List_PageSizeDoesNotDivideCount_EveryObjectOnce", ignoresPageSize{mem.New()}},
+		{"List_SpecialCharacterKeys_StrictByteOrder", sortsUTF16{mem.New()}},
+		{"Keys_Invalid_RejectedByEveryVerbBeforeIO", readsBodyFirst{mem.New()}},
+	} {
+		if r := runCheck(t, tc.check, tc.b); !r.Failed() {
+			t.Errorf("%s passed on %T; it must fail", tc.check, tc.b)
+		}
+	}
+}
+
+// claimsNothing wraps a backend and claims no capability, whatever the
+// inner one can do.
+type claimsNothing struct{ backend.Backend }
+
+func (claimsNothing) Capabilities() backend.Capabilities { return backend.Capabilities{} }
+
+func TestChecks_UnclaimedCapability_SkipsNamingIt(t *testing.T) {
+	for _, tc := range []struct{ check, capability string }{
+		{"Put_IfAbsent_SixteenRacersOneWinner", "AtomicCreate"},
+		{"Put_IfMatchStaleVersion_FailsAndKeepsObject", "ConditionalPut"},
+		{"Put_IfMatch_SixteenWorkersTwentyIncrementsLoseNoUpdate", "ConditionalPut"},
+		{"Delete_IfMatchCurrentVersion_Deletes", "ConditionalDelete"},
+		{"List_PageSizeDividesCount_EveryObjectOnce", "ListAfterWrite"},
+	} {
+		r := runCheck(t, tc.check, claimsNothing{mem.New()})
+		if !r.Skipped() || r.Failed() {
+			t.Errorf("%s on a backend claiming nothing: skipped=%v failed=%v, want a skip", tc.check, r.Skipped(), r.Failed())
+			continue
+		}
+		if msg := strings.Join(r.msgs, "; "); !strings.Contains(msg, "Capabilities()."+tc.capability) {
+			t.Errorf("%s skipped with %q, which does not name Capabilities().%s", tc.check, msg, tc.capability)
+		}
+	}
+	// A backend that claims nothing yet silently honours (or ignores)
+	// conditions is caught: it must refuse them.
+	for _, name := range []string{
+		"Put_IfAbsent_NotSupportedWhenNotClaimed",
+		"Put_IfMatch_NotSupportedWhenNotClaimed",
+		"Delete_IfMatch_NotSupportedWhenNotClaimed",
+	} {
+		if r := runCheck(t, name, claimsNothing{mem.New()}); !r.Failed() {
+			t.Errorf("%s passed on a backend that accepts conditions it does not claim", name)
+		}
+	}
+}
+
+// refusesConds is an honest backend without conditions: it claims none and
+// refuses each with ErrNotSupported.
+type refusesConds struct{ backend.Backend }
+
+func (refusesConds) Capabilities() backend.Capabilities { return backend.Capabilities{} }
+
+func (b refusesConds) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
+	if err := backend.ValidateKey(key); err != nil {
+		return backend.ObjectInfo{}, err
+	}
+	if !cond.IsZero() {
+		return backend.ObjectInfo{}, backend.Permanent("put", key, backend.ErrNotSupported)
+	}
+	return b.Backend.Put(ctx, key, body, size, cond)
+}
+
+func (b refusesConds) Delete(ctx context.Context, key string, cond backend.Cond) error {
+	if err := backend.ValidateKey(key); err != nil {
+		return err
+	}
+	if !cond.IsZero() {
+		return backend.Permanent("delete", key, backend.ErrNotSupported)
+	}
+	return b.Backend.Delete(ctx, key, cond)
+}
+
+func TestRunBackend_BackendWithoutConditions_PassesWithSkips(t *testing.T) {
+	RunBackend(t, func(t *testing.T) backend.Backend { return refusesConds{mem.New()} })
+}

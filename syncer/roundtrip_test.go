@@ -1,0 +1,45 @@
+package syncer_test
+
+import (
+	"testing"
+)
+
+func TestSyncer_PushPull_RoundTrip(t *testing.T) {
+	bk := newBucket(t)
+	a, b := bk.host(shardMax(8)), bk.host(shardMax(8))
+	files := map[string]string{}
+	for _, m := range []string{"m1", "m2", "m3"} {
+		for p, c := range modelFiles("aws/ec2", m, 5) {
+			files[p] = c
+		}
+	}
+	a.writeMark(files)
+	st := a.push()
+	mustEqual(t, "uploaded", st.Files.Uploaded, len(files))
+	mustEqual(t, "seq", st.Seq, uint64(1))
+
+	st = b.pull()
+	mustEqual(t, "downloaded", st.Files.Downloaded, len(files))
+	for p, c := range files {
+		got, ok := b.read(p)
+		if !ok || got != c {
+			t.Errorf("%s = %q, %v; want %q", p, got, ok, c)
+		}
+	}
+	// A second pull has nothing to do and reads no shard.
+	c := b.counted()
+	st = b.pull()
+	mustEqual(t, "downloaded again", st.Files.Downloaded, 0)
+	mustEqual(t, "requests of a no-op pull", c.Counts().Total(), int64(1))
+}
+
+func TestSyncer_Push_NothingDirtySendsNoRequest(t *testing.T) {
+	bk := newBucket(t)
+	a := bk.host()
+	a.writeMark(map[string]string{"x/y": "1"})
+	a.push()
+	c := a.counted()
+	st := a.push()
+	mustEqual(t, "requests", c.Counts().Total(), int64(0))
+	mustEqual(t, "uploaded", st.Files.Uploaded, 0)
+}

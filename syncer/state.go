@@ -1,0 +1,294 @@
+package syncer
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// ErrBusy is returned by Open when another process holds the directory's
+// local state.
+var ErrBusy = errors.New("local state is in use by another silt process")
+
+// fileRecord is what this machine knows of one path: what its cache holds
+// and which remote version that came from. It never leaves the machine.
+type fileRecord struct {
+	Size     int64           `json:"size"`
+	SHA256   string          `json:"sha256"`
+	MtimeNs  int64           `json:"mtime"`   // local mtime when last verified
+	Version  backend.Version `json:"version"` // remote version synced with
+	Hydrated bool            `json:"hydrated"`
+}
+
+var (
+	bucketFiles  = []byte("files")  // path -> fileRecord
+	bucketSynced = []byte("synced") // syncKey -> "": every entry of that shard reconciled here
+	bucketShards = []byte("shards") // shard id -> shard bytes (immutable, verified)
+	bucketDirty  = []byte("dirty")  // path -> mark number
+	bucketIntent = []byte("intent") // path -> "": an upload started, not yet committed
+	bucketMeta   = []byte("meta")
+)
+
+var (
+	metaMarkSeq  = []byte("markseq")  // last mark number handed out
+	metaOverflow = []byte("overflow") // dirty set overflowed: full walk with deletions
+	metaBulk     = []byte("bulk")     // MarkAllDirty: full walk, no deletions
+	metaMarkAll  = []byte("bulkmark") // mark number of the latest bulk mark
+)
+
+// state is the per-machine record, in one bbolt file under DIR/.silt/.
+type state struct {
+	db *bolt.DB
+}
+
+// openState opens (or creates) the state database. A file bbolt cannot read
+// is moved aside, never deleted, and silt starts from nothing, which means
+// re-verifying every file by hash.
+func openState(dir string) (*state, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("syncer: create %s: %w", dir, err)
+	}
+	file := filepath.Join(dir, "state.db")
+	db, err := bolt.Open(file, 0o644, &bolt.Options{Timeout: 5 * time.Second})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("syncer: %s: %w", file, ErrBusy)
+	}
+	if err != nil {
+		aside := fmt.Sprintf("%s.corrupt-%d", file, time.Now().UnixNano())
+		if rerr := os.Rename(file, aside); rerr != nil {
+			return nil, fmt.Errorf("syncer: open %s: %w (moving it aside failed: %v)", file, err, rerr)
+		}
+		db, err = bolt.Open(file, 0o644, &bolt.Options{Timeout: 5 * time.Second})
+		if err != nil {
+			return nil, fmt.Errorf("syncer: open %s: %w", file, err)
+		}
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketFiles, bucketSynced, bucketShards, bucketDirty, bucketIntent, bucketMeta} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("syncer: init %s: %w", file, err)
+	}
+	return &state{db: db}, nil
+}
+
+func (st *state) close() error { return st.db.Close() }
+
+func (st *state) view(fn func(t stx) error) error {
+	return st.db.View(func(tx *bolt.Tx) error { return fn(stx{tx}) })
+}
+
+func (st *state) update(fn func(t stx) error) error {
+	return st.db.Update(func(tx *bolt.Tx) error { return fn(stx{tx}) })
+}
+
+// stx is one transaction on the state.
+type stx struct{ tx *bolt.Tx }
+
+func (t stx) file(p string) (fileRecord, bool) {
+	v := t.tx.Bucket(bucketFiles).Get([]byte(p))
+	if v == nil {
+		return fileRecord{}, false
+	}
+	var r fileRecord
+	if json.Unmarshal(v, &r) != nil || r.SHA256 == "" {
+		return fileRecord{}, false // unreadable record: re-verify by hash
+	}
+	return r, true
+}
+
+func (t stx) putFile(p string, r fileRecord) error {
+	v, _ := json.Marshal(r)
+	return t.tx.Bucket(bucketFiles).Put([]byte(p), v)
+}
+
+func (t stx) deleteFile(p string) error { return t.tx.Bucket(bucketFiles).Delete([]byte(p)) }
+
+// filesIn calls fn for every record whose path lies in [r.lo, r.hi).
+func (t stx) filesIn(r keyRange, fn func(p string, rec fileRecord) error) error {
+	c := t.tx.Bucket(bucketFiles).Cursor()
+	for k, v := c.Seek([]byte(r.lo)); k != nil; k, v = c.Next() {
+		if r.hi != "" && string(k) >= r.hi {
+			break
+		}
+		var rec fileRecord
+		if json.Unmarshal(v, &rec) != nil || rec.SHA256 == "" {
+			continue
+		}
+		if err := fn(string(k), rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t stx) synced(id string) bool { return t.tx.Bucket(bucketSynced).Get([]byte(id)) != nil }
+
+func (t stx) setSynced(id string) error { return t.tx.Bucket(bucketSynced).Put([]byte(id), nil) }
+
+func (t stx) cachedShard(id string) []byte {
+	v := t.tx.Bucket(bucketShards).Get([]byte(id))
+	if v == nil {
+		return nil
+	}
+	return append([]byte(nil), v...)
+}
+
+func (t stx) cacheShard(id string, data []byte) error {
+	return t.tx.Bucket(bucketShards).Put([]byte(id), data)
+}
+
+// forgetShards drops cached shards and sync records that the latest full
+// manifest no longer references, so local state stays the size of one index.
+func (t stx) forgetShards(keepIDs, keepSynced map[string]bool) error {
+	for name, keep := range map[string]map[string]bool{string(bucketSynced): keepSynced, string(bucketShards): keepIDs} {
+		b := t.tx.Bucket([]byte(name))
+		var drop [][]byte
+		_ = b.ForEach(func(k, _ []byte) error {
+			if !keep[string(k)] {
+				drop = append(drop, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		for _, k := range drop {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t stx) metaUint(k []byte) uint64 {
+	v := t.tx.Bucket(bucketMeta).Get(k)
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+func (t stx) setMetaUint(k []byte, n uint64) error {
+	var v [8]byte
+	binary.BigEndian.PutUint64(v[:], n)
+	return t.tx.Bucket(bucketMeta).Put(k, v[:])
+}
+
+func (t stx) nextMark() (uint64, error) {
+	n := t.metaUint(metaMarkSeq) + 1
+	return n, t.setMetaUint(metaMarkSeq, n)
+}
+
+// dirtySet is a snapshot of the pending marks.
+type dirtySet struct {
+	paths    map[string]uint64 // path -> mark number
+	overflow bool              // the cap was passed: walk everything, deletions allowed
+	bulk     bool              // MarkAllDirty: walk everything, no deletions
+	upTo     uint64            // highest mark number in this snapshot
+}
+
+func (d dirtySet) empty() bool { return len(d.paths) == 0 && !d.overflow && !d.bulk }
+
+func (t stx) dirty() dirtySet {
+	d := dirtySet{paths: map[string]uint64{}}
+	_ = t.tx.Bucket(bucketDirty).ForEach(func(k, v []byte) error {
+		n := uint64(0)
+		if len(v) == 8 {
+			n = binary.BigEndian.Uint64(v)
+		}
+		d.paths[string(k)] = n
+		return nil
+	})
+	d.overflow = t.metaUint(metaOverflow) != 0
+	d.bulk = t.metaUint(metaBulk) != 0
+	d.upTo = t.metaUint(metaMarkSeq)
+	return d
+}
+
+// markDirty records p (canonical; "" = bulk). Past cap paths, the set
+// overflows into a full walk that may delete.
+func (t stx) markDirty(p string, cap int) error {
+	n, err := t.nextMark()
+	if err != nil {
+		return err
+	}
+	if p == "" {
+		if err := t.setMetaUint(metaBulk, n); err != nil {
+			return err
+		}
+		return t.setMetaUint(metaMarkAll, n)
+	}
+	b := t.tx.Bucket(bucketDirty)
+	if b.Get([]byte(p)) == nil && b.Stats().KeyN >= cap {
+		if err := t.setMetaUint(metaOverflow, n); err != nil {
+			return err
+		}
+	}
+	var v [8]byte
+	binary.BigEndian.PutUint64(v[:], n)
+	return b.Put([]byte(p), v[:])
+}
+
+// clearDirty removes the marks of snapshot d that were not renewed since,
+// and only those whose paths done accepts: a mark made during a push, or one
+// the push could not finish, stays for the next push.
+func (t stx) clearDirty(d dirtySet, done func(p string) bool) error {
+	b := t.tx.Bucket(bucketDirty)
+	for p := range d.paths {
+		cur := b.Get([]byte(p))
+		if len(cur) == 8 && binary.BigEndian.Uint64(cur) <= d.upTo && done(p) {
+			if err := b.Delete([]byte(p)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range [][]byte{metaOverflow, metaBulk} {
+		if v := t.metaUint(k); v != 0 && v <= d.upTo {
+			if err := t.setMetaUint(k, 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// marked reports whether p was marked, directly or through a marked
+// ancestor directory. Bulk and overflow are not marks of p.
+func (d dirtySet) marked(p string) bool {
+	for q := p; ; {
+		if _, ok := d.paths[q]; ok {
+			return true
+		}
+		i := strings.LastIndexByte(q, '/')
+		if i < 0 {
+			return false
+		}
+		q = q[:i]
+	}
+}
+
+// setIntent notes that an upload of p has started. A crash before the
+// commit leaves the intent, so the next push may replace its own orphan.
+func (t stx) setIntent(p string) error { return t.tx.Bucket(bucketIntent).Put([]byte(p), nil) }
+
+// hadIntent reports an upload of p started by an earlier push of this
+// cache and never committed. (The current push's own intents are set too;
+// settleUpload runs only after a condition failed, so that is harmless.)
+func (t stx) hadIntent(p string) bool { return t.tx.Bucket(bucketIntent).Get([]byte(p)) != nil }
+
+func (t stx) clearIntent(p string) error { return t.tx.Bucket(bucketIntent).Delete([]byte(p)) }

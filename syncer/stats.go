@@ -1,0 +1,121 @@
+package syncer
+
+import (
+	"sync"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/wrap"
+)
+
+// Stats reports what one operation did. It marshals to the stable JSON the
+// command line prints (see FORMAT.md, "Operation statistics").
+type Stats struct {
+	Op       string       `json:"op"`
+	Seq      uint64       `json:"seq"` // manifest sequence seen (or written)
+	Files    FileStats    `json:"files"`
+	Bytes    ByteStats    `json:"bytes"`
+	Requests RequestStats `json:"requests"`
+	Local    LocalStats   `json:"local"`
+	Phases   []Phase      `json:"phases"`
+	Ms       float64      `json:"ms"`
+	// Conflicts lists the paths counted in Files.Conflicts, each kept as
+	// the local copy has it.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Counts is the exact request accounting, conditional puts apart.
+	Counts wrap.Counts `json:"-"`
+}
+
+// FileStats counts files by outcome.
+type FileStats struct {
+	Downloaded int `json:"downloaded"`
+	Uploaded   int `json:"uploaded"`
+	Deleted    int `json:"deleted"` // remote deletions
+	Removed    int `json:"removed"` // local removals
+	Unchanged  int `json:"unchanged"`
+	Conflicts  int `json:"conflicts"`
+}
+
+// ByteStats counts payload bytes moved.
+type ByteStats struct {
+	Down int64 `json:"down"`
+	Up   int64 `json:"up"`
+}
+
+// RequestStats counts every request sent to the store; conditional puts
+// count as put, each List page as one list.
+type RequestStats struct {
+	Get    int64 `json:"get"`
+	Put    int64 `json:"put"`
+	List   int64 `json:"list"`
+	Delete int64 `json:"delete"`
+	Stat   int64 `json:"stat"`
+}
+
+// LocalStats counts local work.
+type LocalStats struct {
+	Examined int `json:"examined"` // local files stat'ed
+}
+
+// Phase is the wall time of one phase of an operation.
+type Phase struct {
+	Name string  `json:"name"`
+	Ms   float64 `json:"ms"`
+}
+
+// Conflict is a path where the local and remote copies both changed; silt
+// kept the local copy and says why.
+type Conflict struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// op is the bookkeeping of one running operation: its own request counter
+// over the namespace root, so concurrent callers never mix their counts.
+type op struct {
+	b     *wrap.Counting
+	start time.Time
+	phase time.Time
+	mu    sync.Mutex
+	stats Stats
+}
+
+func (s *Syncer) begin(name string) *op {
+	now := time.Now()
+	return &op{b: wrap.Count(s.root), start: now, phase: now, stats: Stats{Op: name}}
+}
+
+func (o *op) backend() backend.Backend { return o.b }
+
+// mark closes the current phase under name.
+func (o *op) mark(name string) {
+	now := time.Now()
+	o.stats.Phases = append(o.stats.Phases, Phase{Name: name, Ms: ms(now.Sub(o.phase))})
+	o.phase = now
+}
+
+func (o *op) conflict(p, reason string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stats.Files.Conflicts++
+	o.stats.Conflicts = append(o.stats.Conflicts, Conflict{Path: p, Reason: reason})
+}
+
+func (o *op) add(fn func(st *Stats)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fn(&o.stats)
+}
+
+func (o *op) finish() Stats {
+	c := o.b.Counts()
+	o.stats.Counts = c
+	o.stats.Requests = RequestStats{Get: c.Get, Put: c.Put + c.CondPut, List: c.List, Delete: c.Delete, Stat: c.Stat}
+	o.stats.Ms = ms(time.Since(o.start))
+	if o.stats.Phases == nil {
+		o.stats.Phases = []Phase{}
+	}
+	return o.stats
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,189 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultShardMaxEntries = 1000
+	DefaultConcurrency     = 16
+	DefaultDirtyCap        = 2000
+	DefaultCommitAttempts  = 12
+)
+
+// Config configures a Syncer.
+type Config struct {
+	// Backend is the bucket (already scoped to any URL prefix). Required.
+	Backend backend.Backend
+	// Dir is the local cache directory. Required. silt keeps its own
+	// state in Dir/.silt, which never syncs.
+	Dir string
+	// Namespace, when set, puts every remote key under "{Namespace}/" and
+	// every local data path under Dir/{Namespace}/. Nothing outside it is
+	// read or written.
+	Namespace string
+	// ShardMaxEntries bounds the entries of one index shard; a shard past
+	// it splits at its median key. It bounds what a scoped read costs.
+	ShardMaxEntries int
+	// Concurrency bounds parallel transfers.
+	Concurrency int
+	// DirtyCap bounds the marked paths; past it the next push walks
+	// everything (and may delete what is absent).
+	DirtyCap int
+	// CommitAttempts bounds compare-and-swap retries of one commit.
+	CommitAttempts int
+	// Lazy selects the files a MetadataOnly pull leaves unhydrated; nil
+	// means DefaultLazy.
+	Lazy func(path string) bool
+}
+
+// Syncer keeps one local directory in sync with one bucket (namespace). Its
+// methods are safe for concurrent use; operations run one at a time.
+type Syncer struct {
+	cfg    Config
+	root   backend.Backend // the namespace root
+	local  local
+	st     *state
+	mu     sync.Mutex // one operation at a time
+	closed bool
+}
+
+// Open binds cfg.Dir to cfg.Backend. It creates Dir if needed and opens the
+// local state; a second process opening the same Dir waits briefly, then
+// fails with ErrBusy.
+func Open(ctx context.Context, cfg Config) (*Syncer, error) {
+	if cfg.Backend == nil {
+		return nil, errors.New("syncer: Config.Backend is required")
+	}
+	if cfg.Dir == "" {
+		return nil, errors.New("syncer: Config.Dir is required")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("syncer: %w", err)
+	}
+	cfg.Dir = dir
+	if cfg.ShardMaxEntries <= 0 {
+		cfg.ShardMaxEntries = DefaultShardMaxEntries
+	}
+	if cfg.ShardMaxEntries < 4 {
+		cfg.ShardMaxEntries = 4
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.DirtyCap <= 0 {
+		cfg.DirtyCap = DefaultDirtyCap
+	}
+	if cfg.CommitAttempts <= 0 {
+		cfg.CommitAttempts = DefaultCommitAttempts
+	}
+	if cfg.Lazy == nil {
+		cfg.Lazy = DefaultLazy
+	}
+	root := cfg.Backend
+	localRoot := dir
+	if cfg.Namespace != "" {
+		if err := ValidateNamespace(cfg.Namespace); err != nil {
+			return nil, err
+		}
+		root = backend.Prefixed(root, cfg.Namespace)
+		localRoot = filepath.Join(dir, cfg.Namespace)
+	}
+	if err := os.MkdirAll(localRoot, 0o755); err != nil {
+		return nil, fmt.Errorf("syncer: %w", err)
+	}
+	meta := filepath.Join(dir, InternalDir)
+	st, err := openState(meta)
+	if err != nil {
+		return nil, err
+	}
+	return &Syncer{
+		cfg:   cfg,
+		root:  root,
+		local: local{root: localRoot, tmp: filepath.Join(meta, "tmp")},
+		st:    st,
+	}, nil
+}
+
+// ValidateNamespace checks a namespace name: one path segment of letters,
+// digits, '-', '_' and '.', not starting with '.'.
+func ValidateNamespace(ns string) error {
+	if ns == "" || len(ns) > 128 || ns[0] == '.' {
+		return &PathError{Path: ns, Reason: "not a valid namespace name"}
+	}
+	for _, r := range ns {
+		ok := r == '-' || r == '_' || r == '.' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+		if !ok {
+			return &PathError{Path: ns, Reason: "namespace may hold only letters, digits, '-', '_' and '.'"}
+		}
+	}
+	return nil
+}
+
+// DefaultLazy selects files named "raw" under "data/": the large payloads a
+// MetadataOnly pull leaves for HydrateFile.
+func DefaultLazy(p string) bool {
+	return under(p, "data") && (p == "raw" || filepath.Base(p) == "raw")
+}
+
+// Close releases the local state. The Syncer is unusable afterwards.
+func (s *Syncer) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.st.close()
+}
+
+// ErrClosed is returned by operations on a closed Syncer.
+var ErrClosed = errors.New("syncer: closed")
+
+func (s *Syncer) lock() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+// MarkDirty records that the file or directory at path (relative to the
+// cache, forward slashes) is about to change or has changed. A path absent
+// at push time is a deletion. It costs one local write and no request.
+func (s *Syncer) MarkDirty(path string) error {
+	p, err := normalizePath(path)
+	if err != nil {
+		return err
+	}
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	return s.st.update(func(t stx) error {
+		return t.markDirty(p, s.cfg.DirtyCap) // "" (the whole cache) is a bulk mark
+	})
+}
+
+// MarkAllDirty makes the next push walk the whole cache. It is not a
+// deletion signal: files absent locally are not deleted remotely.
+func (s *Syncer) MarkAllDirty() error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	return s.st.update(func(t stx) error { return t.markDirty("", s.cfg.DirtyCap) })
+}
