@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -242,20 +241,22 @@ func split(lo string, entries map[string]Entry, max int) []shardPart {
 	return parts
 }
 
-// dropEmpty removes empty shards (the range passes to the previous shard,
-// or to the next when the first is empty), keeping at least none: an index
-// with no entries has no shards.
+// dropEmpty removes empty shards; the range passes to the previous shard
+// (or the next, when the first is empty). An index whose every entry was
+// removed keeps one empty shard, so that pulls still read the removals.
 func dropEmpty(refs []ShardRef) []ShardRef {
-	out := refs[:0]
+	out := make([]ShardRef, 0, len(refs))
 	for _, r := range refs {
 		if r.Count > 0 {
 			out = append(out, r)
 		}
 	}
+	if len(out) == 0 && len(refs) > 0 {
+		out = append(out, refs[0])
+	}
 	if len(out) > 0 {
 		out[0].Lo = ""
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Lo < out[j].Lo })
 	return out
 }
 

@@ -34,7 +34,7 @@ func (pm *prepared) empty() bool { return len(pm.upserts) == 0 && len(pm.removal
 // prepare plans the push, checks it against the committed index and
 // uploads the data. It commits nothing.
 func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepared, error) {
-	lp, err := s.planLocal(ctx, o)
+	lp, err := s.planLocal(ctx, o, opts.All)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,9 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, remote map[
 				pm.keep[u.path] = true
 			}
 			pm.records[u.path] = rec
-			o.add(func(st *Stats) { st.Files.Uploaded++; st.Bytes.Up += sent.size })
+			if !sent.adopted {
+				o.add(func(st *Stats) { st.Files.Uploaded++; st.Bytes.Up += sent.size })
+			}
 			return nil
 		})
 	}
@@ -204,8 +206,9 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, remote map[
 
 // sentFile is what an upload actually carried.
 type sentFile struct {
-	sha  string
-	size int64
+	sha     string
+	size    int64
+	adopted bool // already in the store from an interrupted push: nothing sent
 }
 
 // send uploads u's file, hashing the bytes as they go out.
@@ -246,7 +249,7 @@ func (s *Syncer) settleUpload(ctx context.Context, b backend.Backend, u upload, 
 		return info, sentFile{}, err
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); sum == u.sha {
-		return info, sentFile{sha: sum, size: n}, nil
+		return info, sentFile{sha: sum, size: n, adopted: true}, nil
 	}
 	if e, ok := remote[u.path]; ok && e.Version == info.Version {
 		return info, sentFile{}, backend.ErrPrecondition

@@ -22,6 +22,10 @@ type PushOptions struct {
 	DryRun bool
 	// Fence, when set, is the lock this commit is made under (see Fence).
 	Fence *Fence
+	// All walks the whole cache, as if every path were marked: a file this
+	// cache synced and that is now absent is deleted remotely. It is the
+	// command line's push; hosts that mark their writes do not need it.
+	All bool
 }
 
 // Push uploads what changed within the dirty set and commits it. With
@@ -66,10 +70,13 @@ type localPlan struct {
 }
 
 // planLocal walks the dirty part of the cache. It sends no request.
-func (s *Syncer) planLocal(ctx context.Context, o *op) (localPlan, error) {
+func (s *Syncer) planLocal(ctx context.Context, o *op, all bool) (localPlan, error) {
 	var lp localPlan
 	err := s.st.view(func(t stx) error {
 		lp.d = t.dirty()
+		if all {
+			lp.d.overflow = true // a walk of everything, with deletions
+		}
 		if lp.d.empty() {
 			return nil
 		}

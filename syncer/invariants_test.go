@@ -1,0 +1,401 @@
+package syncer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/mem"
+	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/syncer"
+)
+
+// Invariant 1: an index object is verified by the response that delivered
+// it; bytes that do not match the index never enter the cache.
+func TestInvariant1_FingerprintsComeFromTheDeliveringResponse(t *testing.T) {
+	store := mem.New()
+	bk := newBucketOn(t, store)
+	a := bk.host()
+	a.writeMark(map[string]string{"data/t/m/1/raw": "good bytes"})
+	a.push()
+
+	f := wrap.Faults(store)
+	f.Add(wrap.Rule{Verb: wrap.VerbGet, KeyPrefix: "data/", Nth: 1, Mode: wrap.CorruptBody})
+	b := bk.host(func(c *syncer.Config) { c.Backend = f })
+	st := b.pull()
+	if got, ok := b.read("data/t/m/1/raw"); ok {
+		t.Fatalf("corrupted download entered the cache: %q", got)
+	}
+	mustEqual(t, "conflicts", st.Files.Conflicts, 1)
+	st = b.pull()
+	mustEqual(t, "downloaded on the next pull", st.Files.Downloaded, 1)
+	if got, _ := b.read("data/t/m/1/raw"); got != "good bytes" {
+		t.Errorf("after retry: %q", got)
+	}
+
+	// A shard whose bytes do not hash to its name is refused.
+	snap, err := syncer.OpenSnapshot(context.Background(), store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := ".silt/shards/" + snap.Manifest().Shards[0].ID + ".json"
+	good, _, _ := backend.ReadAll(context.Background(), store, key, backend.GetOptions{}, 0)
+	if _, err := backend.PutBytes(context.Background(), store, key, append([]byte(" "), good...), backend.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	c := bk.host()
+	_, err = c.s.Pull(context.Background(), syncer.PullOptions{})
+	if !errors.Is(err, syncer.ErrCorruptIndex) {
+		t.Errorf("pull of a tampered shard: err = %v, want ErrCorruptIndex", err)
+	}
+	if _, ok := c.read("data/t/m/1/raw"); ok {
+		t.Error("pull of a tampered shard wrote data")
+	}
+	backend.PutBytes(context.Background(), store, key, good, backend.Cond{}) // let the remote check pass
+}
+
+// Invariant 2: only a successful push clears dirty state; a pull never drops
+// a pending push.
+func TestInvariant2_PullNeverClearsDirty(t *testing.T) {
+	bk := newBucket(t)
+	a, b := bk.host(), bk.host()
+	a.writeMark(map[string]string{"data/t/x/1": "one"})
+	a.push()
+	b.pull()
+
+	a.mark("data/t/x/2")
+	a.write("data/t/x/2", "pending")
+	b.writeMark(map[string]string{"data/t/y/1": "peer"})
+	b.push()
+	a.pull()
+	a.pull("data/t/x")
+	c := a.counted()
+	st := a.push()
+	mustEqual(t, "uploaded", st.Files.Uploaded, 1)
+	if got := dataPuts(c.Log()); !slices.Equal(got, []string{"data/t/x/2"}) {
+		t.Errorf("data puts %v", got)
+	}
+
+	// A failed push keeps the mark too.
+	a.writeMark(map[string]string{"data/t/x/3": "again"})
+	f := wrap.Faults(bk.store)
+	f.Add(wrap.Rule{Verb: wrap.VerbCondPut, KeyPrefix: ".silt/manifest", Nth: 0, Err: errors.New("store down")})
+	a.s.Close()
+	a.cfg.Backend = f
+	a.open()
+	if _, err := a.s.Push(context.Background(), syncer.PushOptions{}); err == nil {
+		t.Fatal("push through a failing manifest write succeeded")
+	}
+	a.cfg.Backend = bk.store
+	a.restart()
+	// The data went up before the failed commit: the retry adopts it.
+	mustEqual(t, "uploaded after failure", a.push().Files.Uploaded, 0)
+	b.pull()
+	if got, _ := b.read("data/t/x/3"); got != "again" {
+		t.Errorf("the retried push did not commit: %q", got)
+	}
+}
+
+// Invariant 3: a remote deletion needs positive evidence; a bare bulk mark
+// or a file this cache never had is not evidence.
+func TestInvariant3_DeletionsNeedPositiveEvidence(t *testing.T) {
+	bk := newBucket(t)
+	a, b := bk.host(), bk.host()
+	a.writeMark(map[string]string{"data/t/m/kept": "1", "data/t/m/gone": "2", "data/t/n/peer": "3"})
+	a.push()
+	b.pull("data/t/m")
+
+	b.remove("data/t/m/gone")
+	if err := b.s.MarkAllDirty(); err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "deleted after a bulk mark", b.push().Files.Deleted, 0)
+	b.mark("data/t/n") // never pulled: absence is not evidence
+	mustEqual(t, "deleted under a dir never pulled", b.push().Files.Deleted, 0)
+	b.mark("data/t/m")
+	mustEqual(t, "deleted under a marked dir", b.push().Files.Deleted, 1)
+	if ok, _ := backend.Exists(context.Background(), bk.store, "data/t/n/peer"); !ok {
+		t.Error("a file b never had was deleted")
+	}
+
+	// Lazily pulled files are known, not held: never deletions.
+	c := bk.host()
+	if _, err := c.s.Pull(context.Background(), syncer.PullOptions{MetadataOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	c.mark("data")
+	mustEqual(t, "deleted while lazy", c.push().Files.Deleted, 0)
+}
+
+// Invariant 4: pull prunes a local file only from a committed removal in a
+// shard it read, and only when the copy is unchanged since sync and clean.
+func TestInvariant4_PeerDeletionRemovesOnlyUnchangedCopies(t *testing.T) {
+	bk := newBucket(t)
+	a := bk.host()
+	files := map[string]string{"data/t/m/plain": "1", "data/t/m/edited": "2", "data/t/m/marked": "3", "other/x": "4"}
+	a.writeMark(files)
+	a.push()
+	b := bk.host()
+	b.pull()
+	b.write("data/t/m/edited", "local edit")
+	b.mark("data/t/m/marked")
+
+	for p := range files {
+		a.remove(p)
+		a.mark(p)
+	}
+	a.push()
+
+	st := b.pull("data/t/m")
+	mustEqual(t, "removed", st.Files.Removed, 1)
+	mustEqual(t, "conflicts", st.Files.Conflicts, 2)
+	if _, ok := b.read("data/t/m/plain"); ok {
+		t.Error("unchanged copy of a peer-deleted file kept")
+	}
+	if got, _ := b.read("data/t/m/edited"); got != "local edit" {
+		t.Errorf("edited copy lost: %q", got)
+	}
+	if _, ok := b.read("data/t/m/marked"); !ok {
+		t.Error("marked copy removed")
+	}
+	if _, ok := b.read("other/x"); !ok {
+		t.Error("a scoped pull pruned outside its scope")
+	}
+	mustEqual(t, "removed by the unscoped pull", b.pull().Files.Removed, 1)
+}
+
+// Invariant 5: index writes merge this writer's changes onto freshly read
+// state: eight writers on overlapping shards lose nothing, and every commit
+// advances the sequence by exactly one.
+func TestInvariant5_ConcurrentWritersLoseNothing(t *testing.T) {
+	bk := newBucket(t)
+	const writers, rounds, perRound = 8, 3, 4
+	hosts := make([]*host, writers)
+	for i := range hosts {
+		hosts[i] = bk.host(shardMax(8))
+	}
+	var mu sync.Mutex
+	var seqs []int
+	var wg sync.WaitGroup
+	for w, h := range hosts {
+		wg.Go(func() {
+			for r := range rounds {
+				for f := range perRound {
+					// Interleaved names: every writer touches every shard.
+					p := fmt.Sprintf("data/f%02d-w%d-r%d", f*10+r, w, r)
+					h.write(p, p)
+					if err := h.s.MarkDirty(p); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				st, err := h.s.Push(context.Background(), syncer.PushOptions{})
+				if err != nil {
+					t.Errorf("writer %d: %v", w, err)
+					return
+				}
+				mu.Lock()
+				seqs = append(seqs, int(st.Seq))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	sort.Ints(seqs)
+	for i, s := range seqs {
+		if s != i+1 {
+			t.Fatalf("commit seqs %v: want 1..%d, each once", seqs, writers*rounds)
+		}
+	}
+	snap, err := syncer.OpenSnapshot(context.Background(), bk.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "entries", snap.Manifest().Entries(), writers*rounds*perRound)
+	mustEqual(t, "seq", snap.Manifest().Seq, uint64(writers*rounds))
+}
+
+// Invariant 6: a scoped pull never records anything about shards outside
+// its scope, so a later full pull still fetches them.
+func TestInvariant6_ScopedPullNeverAdvancesOutsideScope(t *testing.T) {
+	bk := newBucket(t)
+	a, b := bk.host(shardMax(4)), bk.host(shardMax(4))
+	for _, m := range []string{"x", "y"} {
+		a.writeMark(modelFiles("t", m, 6))
+	}
+	a.push()
+	b.pull()
+	a.writeMark(map[string]string{"data/t/x/state/1/raw": "x2", "data/t/y/state/1/raw": "y2"})
+	a.push()
+
+	st := b.pull("data/t/x")
+	mustEqual(t, "scoped downloaded", st.Files.Downloaded, 1)
+	if got, _ := b.read("data/t/y/state/1/raw"); got == "y2" {
+		t.Error("scoped pull downloaded outside its scope")
+	}
+	st = b.pull()
+	mustEqual(t, "full downloaded", st.Files.Downloaded, 1)
+	if got, _ := b.read("data/t/y/state/1/raw"); got != "y2" {
+		t.Errorf("full pull after a scoped one missed y: %q", got)
+	}
+}
+
+// Invariant 7: every path crossing the boundary is validated.
+func TestInvariant7_PathsAreValidated(t *testing.T) {
+	bk := newBucket(t)
+	a := bk.host()
+	for _, p := range []string{"../x", "a/../../x", "/etc/passwd", "a\\b", ".silt/state.db", "a\x00b"} {
+		if err := a.s.MarkDirty(p); !errors.Is(err, syncer.ErrInvalidPath) {
+			t.Errorf("MarkDirty(%q) = %v, want ErrInvalidPath", p, err)
+		}
+		if _, err := a.s.Pull(context.Background(), syncer.PullOptions{Scope: []string{p}}); !errors.Is(err, syncer.ErrInvalidPath) {
+			t.Errorf("Pull(scope %q) = %v, want ErrInvalidPath", p, err)
+		}
+	}
+
+	// A symlink out of the cache is neither followed on push nor written
+	// through on pull.
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644)
+	if err := os.Symlink(outside, filepath.Join(a.dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	a.mark("link/secret")
+	if _, err := a.s.Push(context.Background(), syncer.PushOptions{}); !errors.Is(err, syncer.ErrInvalidPath) {
+		t.Errorf("push through a symlinked dir: %v, want ErrInvalidPath", err)
+	}
+	a.cfg.Dir = a.dir
+	a.s.Close()
+	os.RemoveAll(filepath.Join(a.dir, ".silt"))
+	a.open()
+	a.s.MarkAllDirty()
+	mustEqual(t, "uploaded through a symlink", a.push().Files.Uploaded, 0)
+
+	w := bk.host()
+	w.writeMark(map[string]string{"link/planted": "x"})
+	w.push()
+	st := a.pull()
+	mustEqual(t, "conflicts", st.Files.Conflicts, 1)
+	if _, err := os.Stat(filepath.Join(outside, "planted")); err == nil {
+		t.Error("pull wrote through a symlink out of the cache")
+	}
+}
+
+// Invariant 8: a crash at any request of a push leaves the remote readable,
+// and the next push converges with nothing lost.
+func TestInvariant8_FaultAtEveryRequestOfAPushConverges(t *testing.T) {
+	setup := func(t *testing.T, store backend.Backend) *host {
+		bk := newBucketOn(t, store)
+		h := bk.host(shardMax(4))
+		h.writeMark(map[string]string{"d/a": "a1", "d/b": "b1", "d/c": "c1", "e/x": "x1", "e/y": "y1"})
+		h.push()
+		h.writeMark(map[string]string{"d/a": "a2", "d/new": "n1"})
+		h.remove("d/b")
+		h.mark("d/b")
+		return h
+	}
+	want := map[string]string{"d/a": "a2", "d/c": "c1", "d/new": "n1", "e/x": "x1", "e/y": "y1"}
+
+	// Learn how many requests the push makes.
+	probe := wrap.Count(mem.New())
+	ph := setup(t, probe)
+	probe.Reset()
+	ph.push()
+	n := int(probe.Counts().Total())
+	if n < 5 {
+		t.Fatalf("push made only %d requests", n)
+	}
+	for _, mode := range []wrap.Mode{wrap.FailBefore, wrap.FailAfter} {
+		for i := 1; i <= n; i++ {
+			t.Run(fmt.Sprintf("%v/request%d", mode, i), func(t *testing.T) {
+				store := mem.New()
+				h := setup(t, store)
+				f := wrap.Faults(store)
+				f.Add(wrap.Rule{Nth: i, Mode: mode})
+				h.s.Close()
+				h.cfg.Backend = f
+				h.open()
+				_, err := h.s.Push(context.Background(), syncer.PushOptions{})
+				checkIndex(t, store)
+				// A new process on the same directory finishes the job.
+				h.cfg.Backend = store
+				h.restart()
+				if err != nil {
+					h.push()
+				}
+				fresh := h.bk.host()
+				fresh.pull()
+				for p, c := range want {
+					if got, _ := fresh.read(p); got != c {
+						t.Errorf("%s = %q, want %q (first push: %v)", p, got, c, err)
+					}
+				}
+				if _, ok := fresh.read("d/b"); ok {
+					t.Errorf("d/b survived (first push: %v)", err)
+				}
+			})
+		}
+	}
+}
+
+// Bad remote input is a typed error and changes nothing.
+func TestSyncer_Pull_BadIndexIsTypedAndHarmless(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		manifest string
+		want     error
+	}{
+		{"malformed", `{"format":1,"seq":`, syncer.ErrCorruptIndex},
+		{"newer format", `{"format":99,"seq":1,"shards":[]}`, syncer.ErrNewerFormat},
+		{"bad ranges", `{"format":1,"seq":1,"shards":[{"lo":"b","id":"00000000000000000000000000000000","count":1}]}`, syncer.ErrCorruptIndex},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := mem.New()
+			backend.PutBytes(context.Background(), store, ".silt/manifest.json", []byte(tc.manifest), backend.Cond{})
+			h := (&bucket{t: t, store: store}).host()
+			h.writeMark(map[string]string{"local/file": "mine"})
+			c := h.counted()
+			if _, err := h.s.Pull(context.Background(), syncer.PullOptions{}); !errors.Is(err, tc.want) {
+				t.Errorf("pull: %v, want %v", err, tc.want)
+			}
+			if _, err := h.s.Push(context.Background(), syncer.PushOptions{}); !errors.Is(err, tc.want) {
+				t.Errorf("push: %v, want %v", err, tc.want)
+			}
+			if puts := c.Counts().Put + c.Counts().CondPut + c.Counts().Delete; puts != 0 {
+				t.Errorf("%d writes to a bucket with a bad index", puts)
+			}
+			if got, _ := h.read("local/file"); got != "mine" {
+				t.Error("local file changed")
+			}
+		})
+	}
+}
+
+// An unscoped pull after a peer changed one file reads the manifest, the
+// one shard that changed, and the file.
+func TestSyncer_Pull_UnscopedAfterPeerTouchedOneShard(t *testing.T) {
+	bk := newBucket(t)
+	a := bk.host(shardMax(8))
+	for i := range 20 {
+		a.writeMark(modelFiles("aws/ec2/vpc", fmt.Sprint("m", i), 3))
+	}
+	a.push()
+	b := bk.host(shardMax(8))
+	b.pull()
+	a.writeMark(map[string]string{"data/aws/ec2/vpc/m7/state/2/raw": "changed"})
+	a.push()
+	c := b.counted()
+	st := b.pull()
+	mustEqual(t, "downloaded", st.Files.Downloaded, 1)
+	got := c.Counts()
+	if got.Get != 3 || got.Total() != 3 {
+		t.Errorf("requests %+v, want 3 GETs (manifest, one shard, one file)", got)
+	}
+}
