@@ -39,6 +39,7 @@ type Fence struct {
 // read index at each attempt.
 type changeSet struct {
 	upserts  map[string]Entry           // Seq is filled in at commit
+	bases    map[string]backend.Version // the entry version each upsert replaces
 	removals map[string]backend.Version // removed only while still at this version
 }
 
@@ -48,6 +49,7 @@ type commitResult struct {
 	replaced map[string]bool // ids of the shards this commit replaced
 	written  map[string]string
 	skipped  map[string]bool // removals not applied: the entry moved on
+	noop     bool            // everything was already committed: nothing written
 	// rebased maps each new shard id to the sync key (see syncKey) of the
 	// shard it was merged onto: a new shard is as reconciled locally as
 	// its base was, since it differs only by this writer's own changes.
@@ -62,7 +64,18 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 	b := o.backend()
 	caps := b.Capabilities()
 	if !caps.ConditionalPut {
-		return commitResult{}, ErrNoConditionalWrite
+		if s.cfg.CommitLock == nil {
+			return commitResult{}, ErrNoConditionalWrite
+		}
+		// No compare-and-swap: the lock makes read-merge-write exclusive,
+		// and its fencing token keeps a holder that lost it from writing.
+		f, release, err := s.cfg.CommitLock.LockCommit(ctx)
+		if err != nil {
+			return commitResult{}, fmt.Errorf("commit lock: %w", err)
+		}
+		defer release()
+		fence = &f
+		first = nil
 	}
 	for attempt := 0; ; attempt++ {
 		var snap snapshot
@@ -81,13 +94,21 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 		if err != nil {
 			return commitResult{}, err
 		}
+		if res.noop {
+			res.snap = snap
+			return res, nil
+		}
 		if err := s.writeShards(ctx, b, sh, res.written); err != nil {
 			return commitResult{}, err
 		}
 		data := encodeManifest(next)
-		cond := backend.Cond{IfMatch: snap.version}
-		if snap.version == "" {
+		var cond backend.Cond
+		switch {
+		case !caps.ConditionalPut: // serialised by CommitLock
+		case snap.version == "":
 			cond = backend.Cond{IfAbsent: true}
+		default:
+			cond = backend.Cond{IfMatch: snap.version}
 		}
 		info, err := backend.PutBytes(ctx, b, manifestKey, data, cond)
 		if err != nil && !backend.IsPrecondition(err) && ctx.Err() == nil {
@@ -170,6 +191,7 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *Manifest, ch changeSe
 	if err := sh.prefetch(ctx, ids, s.cfg.Concurrency); err != nil {
 		return res, nil, err
 	}
+	changed := false
 	for i, ref := range base.Shards {
 		paths, ok := touched[i]
 		if !ok {
@@ -186,17 +208,27 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *Manifest, ch changeSe
 			res.replaced[ref.ID] = true
 		}
 		for _, p := range paths {
+			cur, exists := entries[p]
 			if want, ok := ch.removals[p]; ok {
-				if e, ok := entries[p]; ok && e.Version == want {
+				switch {
+				case exists && cur.Version == want:
 					delete(entries, p)
-				} else if ok {
+					changed = true
+				case exists:
 					res.skipped[p] = true
 				}
 				continue
 			}
 			e := ch.upserts[p]
+			switch {
+			case exists && cur.Version == e.Version && cur.SHA256 == e.SHA256:
+				continue // committed already (a retried CommitPush)
+			case exists && cur.Version != ch.bases[p]:
+				return res, nil, fmt.Errorf("%w: %s", ErrStalePush, p)
+			}
 			e.Seq = next.Seq
 			entries[p] = e
+			changed = true
 		}
 		for _, part := range split(ref.Lo, entries, s.cfg.ShardMaxEntries) {
 			data, id := encodeShard(part.entries)
@@ -209,6 +241,9 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *Manifest, ch changeSe
 		}
 	}
 	next.Shards = dropEmpty(next.Shards)
+	if !changed && (fence == nil || m.Fences[fence.Key] == fence.Token) {
+		return commitResult{noop: true, skipped: res.skipped}, m, nil
+	}
 	return res, next, nil
 }
 
@@ -264,6 +299,10 @@ func dropEmpty(refs []ShardRef) []ShardRef {
 // so create-if-absent losing to an existing object means the same bytes
 // are already there.
 func (s *Syncer) writeShards(ctx context.Context, b backend.Backend, sh *shards, written map[string]string) error {
+	cond := backend.Cond{IfAbsent: true}
+	if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate {
+		cond = backend.Cond{} // same name, same bytes: overwriting is harmless
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)
 	for id, key := range written {
@@ -271,7 +310,7 @@ func (s *Syncer) writeShards(ctx context.Context, b backend.Backend, sh *shards,
 			sh.mu.Lock()
 			data := sh.fetched[id]
 			sh.mu.Unlock()
-			_, err := backend.PutBytes(ctx, b, key, data, backend.Cond{IfAbsent: true})
+			_, err := backend.PutBytes(ctx, b, key, data, cond)
 			if err != nil && !backend.IsPrecondition(err) {
 				return fmt.Errorf("write shard %s: %w", id, err)
 			}

@@ -14,7 +14,7 @@ func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence 
 	if pm.empty() {
 		return s.finishPush(pm, nil)
 	}
-	ch := changeSet{upserts: pm.upserts, removals: pm.removals}
+	ch := changeSet{upserts: pm.upserts, bases: pm.bases, removals: pm.removals}
 	res, err := s.commit(ctx, o, pm.sh, ch, pm.snap, fence)
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence 
 	// leaves garbage for gc, not a broken index.
 	conditional := o.backend().Capabilities().ConditionalDelete
 	for p, v := range pm.removals {
-		if res.skipped[p] {
+		if res.skipped[p] || res.noop {
 			o.conflict(p, "deleted locally but changed remotely; the remote copy wins")
 			continue
 		}
@@ -69,6 +69,9 @@ func (s *Syncer) finishPush(pm *prepared, res *commitResult) error {
 				if err := t.deleteFile(p); err != nil {
 					return err
 				}
+			}
+			if err := t.setMetaUint(metaSeenSeq, res.snap.m.Seq); err != nil {
+				return err
 			}
 			m := res.snap.m
 			for j, ref := range m.Shards {

@@ -20,6 +20,7 @@ import (
 type prepared struct {
 	d        dirtySet
 	upserts  map[string]Entry           // committed as they are
+	bases    map[string]backend.Version // entry version each upsert replaced ("" = none)
 	records  map[string]fileRecord      // records of upserts, stored once committed
 	removals map[string]backend.Version // entry versions to remove
 	keep     map[string]bool            // marks that must survive this push
@@ -31,6 +32,29 @@ type prepared struct {
 
 func (pm *prepared) empty() bool { return len(pm.upserts) == 0 && len(pm.removals) == 0 }
 
+// normalize gives every map a value, so a decoded manifest is usable.
+func (pm *prepared) normalize() *prepared {
+	if pm.upserts == nil {
+		pm.upserts = map[string]Entry{}
+	}
+	if pm.bases == nil {
+		pm.bases = map[string]backend.Version{}
+	}
+	if pm.records == nil {
+		pm.records = map[string]fileRecord{}
+	}
+	if pm.removals == nil {
+		pm.removals = map[string]backend.Version{}
+	}
+	if pm.keep == nil {
+		pm.keep = map[string]bool{}
+	}
+	if pm.d.paths == nil {
+		pm.d.paths = map[string]uint64{}
+	}
+	return pm
+}
+
 // prepare plans the push, checks it against the committed index and
 // uploads the data. It commits nothing.
 func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepared, error) {
@@ -39,13 +63,9 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 		return nil, err
 	}
 	o.mark("walk")
-	pm := &prepared{d: lp.d, upserts: map[string]Entry{}, records: map[string]fileRecord{},
-		removals: map[string]backend.Version{}, keep: map[string]bool{}, touch: lp.touch, sh: s.newShards(o.backend())}
+	pm := (&prepared{d: lp.d, touch: lp.touch, sh: s.newShards(o.backend())}).normalize()
 	if len(lp.uploads) == 0 && len(lp.removes) == 0 {
-		if !opts.DryRun {
-			return pm, s.finishPush(pm, nil) // nothing to send: no request at all
-		}
-		return pm, nil
+		return pm, nil // nothing to send: no request at all
 	}
 	remote, err := s.remoteEntries(ctx, o, pm, lp)
 	if err != nil {
@@ -187,6 +207,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, remote map[
 			mu.Lock()
 			defer mu.Unlock()
 			pm.upserts[u.path] = Entry{Size: sent.size, SHA256: sent.sha, Version: info.Version}
+			pm.bases[u.path] = remote[u.path].Version
 			rec := fileRecord{Size: sent.size, SHA256: sent.sha, MtimeNs: u.local.mtimeNs, Version: info.Version, Hydrated: true}
 			if sent.sha != u.sha {
 				// The file changed while it was read: what was sent is

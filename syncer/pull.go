@@ -120,6 +120,9 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 	o.mark("transfer")
 
 	err = s.st.update(func(t stx) error {
+		if err := t.setMetaUint(metaSeenSeq, m.Seq); err != nil {
+			return err
+		}
 		if err := applyPull(t, done); err != nil {
 			return err
 		}

@@ -44,6 +44,7 @@ var (
 	metaOverflow = []byte("overflow") // dirty set overflowed: full walk with deletions
 	metaBulk     = []byte("bulk")     // MarkAllDirty: full walk, no deletions
 	metaMarkAll  = []byte("bulkmark") // mark number of the latest bulk mark
+	metaSeenSeq  = []byte("seenseq")  // last manifest seq read or written here
 )
 
 // state is the per-machine record, in one bbolt file under DIR/.silt/.

@@ -43,6 +43,20 @@ type Config struct {
 	// Lazy selects the files a MetadataOnly pull leaves unhydrated; nil
 	// means DefaultLazy.
 	Lazy func(path string) bool
+	// Owner, with Namespace, registers the namespace to this owner (a
+	// repository id) at Open; a namespace owned by another is refused.
+	Owner string
+	// CommitLock serialises commits on stores without compare-and-swap
+	// (Capabilities().ConditionalPut false). Stores with it never need one.
+	CommitLock CommitLocker
+}
+
+// CommitLocker is a distributed lock a commit can be made under. lock.Lock
+// satisfies it through lock.CommitLocker.
+type CommitLocker interface {
+	// LockCommit holds the lock until release is called, and returns the
+	// fencing token of this hold.
+	LockCommit(ctx context.Context) (fence Fence, release func(), err error)
 }
 
 // Syncer keeps one local directory in sync with one bucket (namespace). Its
@@ -97,6 +111,11 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	if cfg.Namespace != "" {
 		if err := ValidateNamespace(cfg.Namespace); err != nil {
 			return nil, err
+		}
+		if cfg.Owner != "" {
+			if err := RegisterNamespace(ctx, root, cfg.Namespace, cfg.Owner); err != nil {
+				return nil, err
+			}
 		}
 		root = backend.Prefixed(root, cfg.Namespace)
 		localRoot = filepath.Join(dir, cfg.Namespace)

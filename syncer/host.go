@@ -1,0 +1,271 @@
+package syncer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// ErrStalePush is returned by CommitPush when the index moved in a way the
+// prepared push cannot be merged onto: another writer committed one of its
+// paths since it was prepared. Prepare again.
+var ErrStalePush = errors.New("push manifest is stale: a path it writes was committed by another writer")
+
+// Preview counts what a push would send, from local state alone.
+type Preview struct {
+	New     int `json:"new"`
+	Changed int `json:"changed"`
+	Deleted int `json:"deleted"`
+	Total   int `json:"total"`
+}
+
+// PreviewPush counts new, changed and deleted files in the dirty set
+// without a request and without uploading anything.
+func (s *Syncer) PreviewPush(ctx context.Context) (Preview, error) {
+	if err := s.lock(); err != nil {
+		return Preview{}, err
+	}
+	defer s.mu.Unlock()
+	lp, err := s.planLocal(ctx, s.begin("preview"), false)
+	if err != nil {
+		return Preview{}, err
+	}
+	return lp.preview(), nil
+}
+
+func (lp localPlan) preview() Preview {
+	var p Preview
+	for _, u := range lp.uploads {
+		if u.hasRec {
+			p.Changed++
+		} else {
+			p.New++
+		}
+	}
+	p.Deleted = len(lp.removes)
+	p.Total = p.New + p.Changed + p.Deleted
+	return p
+}
+
+// Status is what `silt status` shows.
+type Status struct {
+	Dirty       []string `json:"dirty"`        // marked paths
+	Overflow    bool     `json:"overflow"`     // the mark set overflowed
+	Bulk        bool     `json:"bulk"`         // MarkAllDirty is pending
+	Pending     Preview  `json:"pending"`      // what a push of the marks would send
+	SeenSeq     uint64   `json:"seen_seq"`     // last manifest seq this cache read or wrote
+	RemoteSeq   uint64   `json:"remote_seq"`   // current remote seq (when asked)
+	RemoteMoved bool     `json:"remote_moved"` // RemoteSeq != SeenSeq
+}
+
+// Status reports pending local changes and, with remote, whether the
+// remote index moved since this cache last read it (one request).
+func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
+	if err := s.lock(); err != nil {
+		return Status{}, err
+	}
+	defer s.mu.Unlock()
+	o := s.begin("status")
+	lp, err := s.planLocal(ctx, o, false)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{Dirty: []string{}, Overflow: lp.d.overflow, Bulk: lp.d.bulk, Pending: lp.preview()}
+	for p := range lp.d.paths {
+		st.Dirty = append(st.Dirty, p)
+	}
+	slices.Sort(st.Dirty)
+	_ = s.st.view(func(t stx) error { st.SeenSeq = t.metaUint(metaSeenSeq); return nil })
+	if remote {
+		snap, err := readManifest(ctx, o.backend())
+		if err != nil {
+			return st, err
+		}
+		st.RemoteSeq = snap.m.Seq
+		st.RemoteMoved = st.RemoteSeq != st.SeenSeq
+	}
+	return st, nil
+}
+
+// HydrateFile downloads one file that a MetadataOnly pull left behind (or
+// any committed file), atomically. It returns false when the path has no
+// committed entry. A hydrated, unchanged local copy costs no request.
+func (s *Syncer) HydrateFile(ctx context.Context, path string) (bool, Stats, error) {
+	p, err := normalizePath(path)
+	if err == nil && p == "" {
+		err = &PathError{Path: path, Reason: "names the whole cache, not a file"}
+	}
+	if err != nil {
+		return false, Stats{Op: "hydrate"}, err
+	}
+	if err := s.lock(); err != nil {
+		return false, Stats{Op: "hydrate"}, err
+	}
+	defer s.mu.Unlock()
+	o := s.begin("hydrate")
+	ok, err := s.hydrate(ctx, o, p)
+	return ok, o.finish(), err
+}
+
+func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
+	var rec fileRecord
+	var hasRec bool
+	_ = s.st.view(func(t stx) error { rec, hasRec = t.file(p); return nil })
+	lf, err := s.local.stat(p)
+	if err != nil {
+		return false, err
+	}
+	if hasRec && rec.Hydrated && lf.exists && lf.size == rec.Size && lf.mtimeNs == rec.MtimeNs {
+		return true, nil
+	}
+	if lf.exists {
+		return false, &PathError{Path: p, Reason: "a local file not from sync is in the way"}
+	}
+	// The recorded version first: one request when it is still current.
+	entry, known := Entry{Size: rec.Size, SHA256: rec.SHA256, Version: rec.Version}, hasRec
+	for attempt := 0; attempt < 2; attempt++ {
+		if !known {
+			var err error
+			if entry, known, err = s.lookup(ctx, o, p); err != nil || !known {
+				if err == nil && hasRec {
+					err = s.st.update(func(t stx) error { return t.deleteFile(p) })
+				}
+				return false, err
+			}
+		}
+		got, err := s.download(ctx, o.backend(), p, entry)
+		if errors.Is(err, errChecksum) || backend.IsPrecondition(err) || backend.IsNotExist(err) {
+			known = false // the record is out of date: ask the index
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += got.size })
+		return true, s.st.update(func(t stx) error {
+			return t.putFile(p, fileRecord{Size: got.size, SHA256: entry.SHA256, MtimeNs: got.mtimeNs, Version: entry.Version, Hydrated: true})
+		})
+	}
+	return false, fmt.Errorf("hydrate %s: object does not match the committed index (an interrupted write?)", p)
+}
+
+// lookup returns the committed entry of p: the manifest and one shard.
+func (s *Syncer) lookup(ctx context.Context, o *op, p string) (Entry, bool, error) {
+	snap, err := readManifest(ctx, o.backend())
+	if err != nil || len(snap.m.Shards) == 0 {
+		return Entry{}, false, err
+	}
+	sh := s.newShards(o.backend())
+	entries, err := sh.get(ctx, snap.m.Shards[snap.m.shardFor(p)].ID)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	e, ok := entries[p]
+	_ = s.st.update(sh.save)
+	return e, ok, nil
+}
+
+// PushManifest is a prepared push: data uploaded, index change decided,
+// nothing committed. It marshals to JSON, so a host may prepare outside its
+// global lock and commit under it, even from another process on the same
+// cache. Hosts treat it as opaque.
+type PushManifest struct {
+	pm *prepared
+}
+
+type pushManifestJSON struct {
+	Format   int                        `json:"format"`
+	Upserts  map[string]Entry           `json:"upserts"`
+	Bases    map[string]backend.Version `json:"bases"`
+	Removals map[string]backend.Version `json:"removals"`
+	Records  map[string]fileRecord      `json:"records"`
+	Keep     map[string]bool            `json:"keep,omitempty"`
+	Forget   []string                   `json:"forget,omitempty"`
+	Touch    map[string]fileRecord      `json:"touch,omitempty"`
+	Marks    map[string]uint64          `json:"marks"`
+	Overflow bool                       `json:"overflow,omitempty"`
+	Bulk     bool                       `json:"bulk,omitempty"`
+	UpTo     uint64                     `json:"up_to"`
+}
+
+// Files counts the files the manifest would commit (written plus removed).
+func (m *PushManifest) Files() int { return len(m.pm.upserts) + len(m.pm.removals) }
+
+// MarshalJSON encodes the manifest.
+func (m *PushManifest) MarshalJSON() ([]byte, error) {
+	pm := m.pm
+	j := pushManifestJSON{Format: 1, Upserts: pm.upserts, Bases: pm.bases, Removals: pm.removals, Records: pm.records,
+		Keep: pm.keep, Forget: pm.forget, Touch: map[string]fileRecord{}, Marks: pm.d.paths, Overflow: pm.d.overflow, Bulk: pm.d.bulk, UpTo: pm.d.upTo}
+	for _, t := range pm.touch {
+		j.Touch[t.path] = *t.record
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes a manifest written by MarshalJSON.
+func (m *PushManifest) UnmarshalJSON(data []byte) error {
+	var j pushManifestJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return fmt.Errorf("push manifest: %w", err)
+	}
+	if j.Format != 1 {
+		return fmt.Errorf("push manifest: unknown format %d", j.Format)
+	}
+	for p := range j.Upserts {
+		if err := validDataPath(p); err != nil {
+			return fmt.Errorf("push manifest: %w", err)
+		}
+	}
+	for p := range j.Removals {
+		if err := validDataPath(p); err != nil {
+			return fmt.Errorf("push manifest: %w", err)
+		}
+	}
+	pm := &prepared{upserts: j.Upserts, bases: j.Bases, removals: j.Removals, records: j.Records, keep: j.Keep, forget: j.Forget,
+		d: dirtySet{paths: j.Marks, overflow: j.Overflow, bulk: j.Bulk, upTo: j.UpTo}}
+	for p, r := range j.Touch {
+		pm.touch = append(pm.touch, pullDone{p, &r})
+	}
+	m.pm = pm.normalize()
+	return nil
+}
+
+// PreparePush uploads what changed and returns the manifest to commit. It
+// writes no index object and clears no dirty mark.
+func (s *Syncer) PreparePush(ctx context.Context, opts PushOptions) (*PushManifest, Stats, error) {
+	if err := s.lock(); err != nil {
+		return nil, Stats{Op: "prepare"}, err
+	}
+	defer s.mu.Unlock()
+	o := s.begin("prepare")
+	opts.DryRun = false
+	pm, err := s.prepare(ctx, o, opts)
+	if err != nil {
+		return nil, o.finish(), err
+	}
+	return &PushManifest{pm: pm}, o.finish(), nil
+}
+
+// CommitPush merges a prepared push onto the current index by
+// compare-and-swap and settles the dirty marks it covered. Committing the
+// same manifest again changes nothing. A manifest that cannot be merged
+// any more fails with ErrStalePush.
+func (s *Syncer) CommitPush(ctx context.Context, m *PushManifest, fence *Fence) (Stats, error) {
+	if m == nil || m.pm == nil {
+		return Stats{Op: "commit"}, errors.New("syncer: CommitPush of an empty manifest")
+	}
+	if err := s.lock(); err != nil {
+		return Stats{Op: "commit"}, err
+	}
+	defer s.mu.Unlock()
+	o := s.begin("commit")
+	pm := *m.pm
+	pm.sh = s.newShards(o.backend())
+	pm.snap = nil // the index has moved on since prepare: read it fresh
+	err := s.commitPrepared(ctx, o, &pm, fence)
+	return o.finish(), err
+}

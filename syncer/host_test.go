@@ -1,0 +1,274 @@
+package syncer_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/mem"
+	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/syncer"
+)
+
+func TestSyncer_TwoPhasePush_PrepareThenCommit(t *testing.T) {
+	bk := newBucket(t)
+	a, b := bk.host(), bk.host()
+	a.writeMark(map[string]string{"data/t/m/1": "one"})
+	a.push()
+	b.pull()
+
+	a.writeMark(map[string]string{"data/t/m/2": "two", "data/t/m/1": "one v2"})
+	ctx := context.Background()
+	pm, st, err := a.s.PreparePush(ctx, syncer.PushOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "prepared uploads", st.Files.Uploaded, 2)
+	mustEqual(t, "prepared files", pm.Files(), 2)
+	if snap, _ := syncer.OpenSnapshot(ctx, bk.store); snap.Manifest().Seq != 1 {
+		t.Errorf("prepare moved the index to seq %d", snap.Manifest().Seq)
+	}
+	if s, _ := a.s.Status(ctx, false); len(s.Dirty) != 2 {
+		t.Errorf("prepare cleared dirty marks: %v", s.Dirty)
+	}
+	// A peer commits in between; the commit merges, never replaces.
+	b.writeMark(map[string]string{"data/t/peer": "p"})
+	b.push()
+
+	// The manifest survives a trip through JSON and a new process.
+	data, err := json.Marshal(pm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.restart()
+	var back syncer.PushManifest
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	st, err = a.s.CommitPush(ctx, &back, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "commit seq", st.Seq, uint64(3))
+	if s, _ := a.s.Status(ctx, false); len(s.Dirty) != 0 {
+		t.Errorf("commit left dirty marks: %v", s.Dirty)
+	}
+
+	// Committing the same manifest again writes nothing.
+	c := a.counted()
+	if _, err := a.s.CommitPush(ctx, &back, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w := c.Counts().Put + c.Counts().CondPut + c.Counts().Delete; w != 0 {
+		t.Errorf("repeated commit wrote %d objects", w)
+	}
+	b.pull()
+	for p, want := range map[string]string{"data/t/m/1": "one v2", "data/t/m/2": "two", "data/t/peer": "p"} {
+		if got, _ := b.read(p); got != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
+	}
+}
+
+func TestSyncer_PreviewPush_CountsWithoutRequests(t *testing.T) {
+	bk := newBucket(t)
+	a := bk.host()
+	a.writeMark(map[string]string{"a/1": "1", "a/2": "2"})
+	a.push()
+	a.writeMark(map[string]string{"a/1": "changed", "a/3": "new"})
+	a.remove("a/2")
+	a.mark("a/2")
+	c := a.counted()
+	p, err := a.s.PreviewPush(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != (syncer.Preview{New: 1, Changed: 1, Deleted: 1, Total: 3}) {
+		t.Errorf("preview = %+v", p)
+	}
+	mustEqual(t, "requests", c.Counts().Total(), int64(0))
+	mustEqual(t, "still pushes", a.push().Files.Uploaded, 2)
+}
+
+// Reference scenario S17: a metadata-only pull records large files without
+// fetching them; their absence is never a deletion; HydrateFile and a later
+// full pull fetch them.
+func TestSyncer_MetadataOnly_LazyThenHydrate(t *testing.T) {
+	bk := newBucket(t)
+	w := bk.host()
+	w.writeMark(map[string]string{
+		"data/t/x/state/1/raw": "x raw", "data/t/x/state/1/metadata.yaml": "x meta",
+		"data/t/y/state/1/raw": "y raw", "models/t/x.yaml": "def",
+	})
+	w.push()
+
+	h := bk.host()
+	ctx := context.Background()
+	st, err := h.s.Pull(ctx, syncer.PullOptions{MetadataOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEqual(t, "lazy downloaded", st.Files.Downloaded, 2)
+	if _, ok := h.read("data/t/x/state/1/raw"); ok {
+		t.Error("a metadata-only pull downloaded a raw file")
+	}
+	if err := h.s.MarkAllDirty(); err != nil {
+		t.Fatal(err)
+	}
+	h.mark("data/t/x")
+	mustEqual(t, "deleted while lazy", h.push().Files.Deleted, 0)
+
+	ok, _, err := h.s.HydrateFile(ctx, "data/t/x/state/1/raw")
+	if err != nil || !ok {
+		t.Fatalf("hydrate: %v, %v", ok, err)
+	}
+	if got, _ := h.read("data/t/x/state/1/raw"); got != "x raw" {
+		t.Errorf("hydrated content %q", got)
+	}
+	if ok, _, err := h.s.HydrateFile(ctx, "data/t/none/raw"); ok || err != nil {
+		t.Errorf("hydrate of a missing path: %v, %v", ok, err)
+	}
+	st = h.pull("data/t/x") // a scoped pull leaves the rest lazy
+	if _, ok := h.read("data/t/y/state/1/raw"); ok {
+		t.Error("a scoped pull hydrated outside its scope")
+	}
+	st = h.pull()
+	mustEqual(t, "full pull hydrates the rest", st.Files.Downloaded, 1)
+	if got, _ := h.read("data/t/y/state/1/raw"); got != "y raw" {
+		t.Errorf("y raw = %q", got)
+	}
+	entries, _ := os.ReadDir(filepath.Join(h.dir, ".silt", "tmp"))
+	mustEqual(t, "temp files left", len(entries), 0)
+}
+
+// Reference scenario S35: namespaces in one bucket are independent, and a
+// push never touches keys outside its namespace.
+func TestSyncer_Namespaces_AreIndependent(t *testing.T) {
+	store := wrap.Count(mem.New())
+	bk := &bucket{t: t, store: store}
+	ns := func(name, owner string) func(*syncer.Config) {
+		return func(c *syncer.Config) { c.Namespace, c.Owner = name, owner }
+	}
+	a := bk.host(ns("team-a", "repo-1"))
+	b := bk.host(ns("team-b", "repo-2"))
+	a.writeMark(map[string]string{"data/t/m/1": "a"})
+	b.writeMark(map[string]string{"data/t/m/1": "b"})
+	store.Reset()
+	a.push()
+	for _, r := range store.Log() {
+		if !strings.HasPrefix(r.Key, "team-a/") {
+			t.Errorf("team-a push touched %s %s", r.Verb, r.Key)
+		}
+	}
+	b.push()
+	a2 := bk.host(ns("team-a", "repo-1"))
+	a2.pull()
+	if got, _ := a2.read("data/t/m/1"); got != "a" {
+		t.Errorf("team-a sees %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(a2.dir, "team-a", "data/t/m/1")); err != nil {
+		t.Errorf("namespaced file not under DIR/team-a: %v", err)
+	}
+	list, err := syncer.Namespaces(context.Background(), store)
+	if err != nil || len(list) != 2 || list[0].Namespace != "team-a" || list[1].Owner != "repo-2" {
+		t.Errorf("Namespaces = %+v, %v", list, err)
+	}
+	_, err = syncer.Open(context.Background(), syncer.Config{Backend: store, Dir: t.TempDir(), Namespace: "team-a", Owner: "repo-9"})
+	if !errors.Is(err, syncer.ErrNamespaceTaken) {
+		t.Errorf("open by another owner: %v, want ErrNamespaceTaken", err)
+	}
+	checkRemote(t, store, "team-a")
+	checkRemote(t, store, "team-b")
+}
+
+func TestControl_RecordsBypassTheIndex(t *testing.T) {
+	bk := newBucket(t)
+	h := bk.host()
+	ctx := context.Background()
+	c := h.s.Control()
+	if _, err := c.Get(ctx, "runs/1"); !backend.IsNotExist(err) {
+		t.Errorf("get missing: %v", err)
+	}
+	if ok, err := c.PutIfAbsent(ctx, "runs/1", []byte("claim")); !ok || err != nil {
+		t.Fatalf("put-if-absent: %v %v", ok, err)
+	}
+	if ok, _ := c.PutIfAbsent(ctx, "runs/1", []byte("other")); ok {
+		t.Error("second put-if-absent won")
+	}
+	c.Put(ctx, "runs/2", []byte("x"))
+	keys, err := c.List(ctx, "runs/")
+	if err != nil || strings.Join(keys, ",") != "runs/1,runs/2" {
+		t.Errorf("list = %v, %v", keys, err)
+	}
+	if got, _ := c.Get(ctx, "runs/1"); string(got) != "claim" {
+		t.Errorf("get = %q", got)
+	}
+	c.Delete(ctx, "runs/2")
+	if _, err := c.Get(ctx, "../x"); !errors.Is(err, backend.ErrInvalidKey) {
+		t.Errorf("bad key: %v", err)
+	}
+	other := bk.host()
+	mustEqual(t, "pulled", other.pull().Files.Downloaded, 0)
+}
+
+func TestVerify_HealthyStore(t *testing.T) {
+	for name, b := range map[string]backend.Backend{"mem": mem.New()} {
+		r := syncer.Verify(context.Background(), b)
+		if !r.Healthy {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+}
+
+// Cancellation stops an operation without a torn file or index, and the
+// next run converges.
+func TestSyncer_Cancellation_LeavesNothingTorn(t *testing.T) {
+	store := mem.New()
+	bk := newBucketOn(t, store)
+	w := bk.host()
+	files := map[string]string{}
+	for i := range 30 {
+		files[filepath.ToSlash(filepath.Join("d", string(rune('a'+i%26)), strings.Repeat("x", i+1)))] = strings.Repeat("y", 1000+i)
+	}
+	w.writeMark(files)
+	w.push()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	f := wrap.Faults(store)
+	gets := 0
+	f.Add(wrap.Rule{Verb: wrap.VerbGet, KeyPrefix: "d/", Match: func(wrap.Verb, string) bool {
+		gets++
+		if gets == 10 {
+			cancel()
+		}
+		return false
+	}})
+	h := bk.host(func(c *syncer.Config) { c.Backend = f; c.Concurrency = 1 })
+	if _, err := h.s.Pull(ctx, syncer.PullOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled pull: %v", err)
+	}
+	for p, c := range files {
+		if got, ok := h.read(p); ok && got != c {
+			t.Errorf("torn file %s", p)
+		}
+	}
+	mustEqual(t, "pull after cancel", h.pull().Files.Downloaded, len(files)-9) // nine landed before the cancel
+
+	// A cancelled push leaves the index where it was.
+	ctx, cancel = context.WithCancel(context.Background())
+	h.writeMark(map[string]string{"d/new1": "n", "d/new2": "m"})
+	f.Reset()
+	f.Add(wrap.Rule{Verb: wrap.VerbCondPut, KeyPrefix: ".silt/manifest", Match: func(wrap.Verb, string) bool { cancel(); return false }})
+	if _, err := h.s.Push(ctx, syncer.PushOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled push: %v", err)
+	}
+	if snap, _ := syncer.OpenSnapshot(context.Background(), store); snap.Manifest().Seq != 1 {
+		t.Errorf("a cancelled push moved the index to %d", snap.Manifest().Seq)
+	}
+	mustEqual(t, "push after cancel", h.push().Seq, uint64(2))
+}
