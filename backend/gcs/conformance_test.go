@@ -83,3 +83,10 @@ func deletePrefix(t *testing.T, bucket, prefix string) {
 		}
 	}
 }
+
+// TestSyncer_Conformance runs the syncer scenarios (invariants, seed bugs,
+// host features) through the GCS backend against fake-gcs-server.
+func TestSyncer_Conformance(t *testing.T) {
+	e := newEmulator(t)
+	conformance.RunSyncer(t, func(t *testing.T) backend.Backend { return e.backend(t) })
+}

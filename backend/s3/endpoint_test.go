@@ -154,6 +154,13 @@ func TestBackend_Endpoint_Conformance(t *testing.T) {
 	conformance.RunBackend(t, func(t *testing.T) backend.Backend { return e.open(t, nil) })
 }
 
+// TestBackend_Endpoint_Syncer runs the syncer scenarios against the
+// endpoint, each bucket in its own prefix.
+func TestBackend_Endpoint_Syncer(t *testing.T) {
+	e := endpointOrSkip(t)
+	conformance.RunSyncer(t, func(t *testing.T) backend.Backend { return e.open(t, nil) })
+}
+
 // TestBackend_Endpoint_Probe requires the capability probe to confirm what
 // the configuration claims.
 func TestBackend_Endpoint_Probe(t *testing.T) {

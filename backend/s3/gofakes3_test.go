@@ -38,3 +38,12 @@ func TestBackend_Gofakes3Prefixed_Conformance(t *testing.T) {
 		return f.open(t, s3.Config{Bucket: bucket, Prefix: fmt.Sprintf("pre/%d", n), DisableConditionalDelete: true})
 	})
 }
+
+// TestSyncer_Gofakes3_Conformance runs the syncer scenarios (invariants,
+// seed bugs, host features) through the S3 backend against gofakes3.
+func TestSyncer_Gofakes3_Conformance(t *testing.T) {
+	f := newFake(t)
+	conformance.RunSyncer(t, func(t *testing.T) backend.Backend {
+		return f.open(t, s3.Config{DisableConditionalDelete: true})
+	})
+}

@@ -1,4 +1,4 @@
-package syncer_test
+package conformance
 
 import (
 	"context"
@@ -37,24 +37,29 @@ func seedNamespace(t *testing.T, w *host, n int) []string {
 
 // Seed 2590/3198: a pull scoped to one model costs what the model costs,
 // whatever the size of the namespace.
-func TestSeed2590_ScopedPullIsBoundedByScope(t *testing.T) {
-	sizes := []int{1_000, 50_000}
-	if testing.Short() {
-		sizes = []int{1_000, 5_000}
-	}
+func checkSeed2590_ScopedPullIsBoundedByScope(t *testing.T, nb Factory) {
+	CheckScopedPullBounded(t, nb, []int{200, 1500}, 50)
+}
+
+// CheckScopedPullBounded commits namespaces of each size (in entries) with
+// shards of at most shardMax entries, and checks that a pull scoped to one
+// model costs the same requests in every one: cold, unchanged, and
+// unchanged after a peer committed elsewhere (at most 2 requests, never a
+// list). It is seed 2590/3198 at a scale the caller chooses.
+func CheckScopedPullBounded(t *testing.T, nb Factory, sizes []int, shardMax int) {
 	type cost struct{ cold, unchanged, afterPeer wrap.Counts }
 	var costs []cost
 	for _, n := range sizes {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			bk := newBucket(t)
-			w := bk.host()
+			bk := newBucket(t, nb)
+			w := bk.host(withShardMax(shardMax))
 			models := seedNamespace(t, w, n)
 			// The scoped model sits in the first shard and the peer writes to
 			// the last, in both namespaces; a model that straddles a shard
 			// boundary costs one shard more, whatever the namespace size.
 			scope := "data/aws/ec2/vpc/" + models[1]
 
-			r := bk.host()
+			r := bk.host(withShardMax(shardMax))
 			c := r.counted()
 			st := r.pull(scope)
 			mustEqual(t, "downloaded", st.Files.Downloaded, 11)
@@ -73,7 +78,7 @@ func TestSeed2590_ScopedPullIsBoundedByScope(t *testing.T) {
 			mustEqual(t, "unchanged: examined", st.Local.Examined, 11)
 
 			// Peers commit to another model; the scope is still unchanged.
-			p := bk.host()
+			p := bk.host(withShardMax(shardMax))
 			p.writeMark(map[string]string{"data/aws/ec2/vpc/" + models[len(models)-1] + "/11.yaml": "peer"})
 			p.push()
 			c.Reset()
@@ -95,11 +100,11 @@ func TestSeed2590_ScopedPullIsBoundedByScope(t *testing.T) {
 
 // Seed 2366: a directory mark maps to the shards that hold the directory,
 // for model types of any depth.
-func TestSeed2366_DirectoryMarkPushesExactlyTheNewFile(t *testing.T) {
+func checkSeed2366_DirectoryMarkPushesExactlyTheNewFile(t *testing.T, nb Factory) {
 	for _, typ := range []string{"aws/ec2", "aws/ec2/vpc", "@test/aws/ec2/vpc"} {
 		t.Run(fmt.Sprintf("%d-segment", strings.Count(typ, "/")+1), func(t *testing.T) {
-			bk := newBucket(t)
-			a := bk.host(shardMax(8)) // the model spans several shards
+			bk := newBucket(t, nb)
+			a := bk.host(withShardMax(8)) // the model spans several shards
 			for _, other := range []string{"a0", "m0", "z9"} {
 				a.writeMark(modelFiles(typ, other, 4))
 			}
@@ -140,7 +145,7 @@ func TestSeed2366_DirectoryMarkPushesExactlyTheNewFile(t *testing.T) {
 
 // Seed 3193: a push with nothing to send vouches for nothing, so a later
 // full pull still fetches what a peer committed outside an earlier scope.
-func TestSeed3193_NoOpPushNeverVouchesForUnreadShards(t *testing.T) {
+func checkSeed3193_NoOpPushNeverVouchesForUnreadShards(t *testing.T, nb Factory) {
 	for _, tc := range []struct {
 		name       string
 		shardMax   int
@@ -152,8 +157,8 @@ func TestSeed3193_NoOpPushNeverVouchesForUnreadShards(t *testing.T) {
 		{"one shard, push in a new process", 1000, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bk := newBucket(t)
-			a, b := bk.host(shardMax(tc.shardMax)), bk.host(shardMax(tc.shardMax))
+			bk := newBucket(t, nb)
+			a, b := bk.host(withShardMax(tc.shardMax)), bk.host(withShardMax(tc.shardMax))
 			a.writeMark(modelFiles("command/shell", "x", 5))
 			a.writeMark(modelFiles("command/shell", "y", 5))
 			a.push()
@@ -182,8 +187,8 @@ func TestSeed3193_NoOpPushNeverVouchesForUnreadShards(t *testing.T) {
 
 // Seed "localMtime clobbered": per-machine state never leaves the machine,
 // so pull then push uploads nothing.
-func TestSeedLab_PullThenPushUploadsNothing(t *testing.T) {
-	bk := newBucket(t)
+func checkSeedLab_PullThenPushUploadsNothing(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
 	w := bk.host()
 	for i := range 10 {
 		w.writeMark(modelFiles("aws/s3", fmt.Sprint("b", i), 3))

@@ -1,4 +1,4 @@
-package syncer_test
+package conformance
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/siltsync/silt/backend"
-	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
 	"github.com/siltsync/silt/syncer"
 )
@@ -21,21 +20,22 @@ type bucket struct {
 	store backend.Backend
 }
 
-func newBucket(t *testing.T) *bucket {
+func newBucket(t *testing.T, nb Factory) *bucket {
 	t.Helper()
-	return newBucketOn(t, mem.New())
+	return newBucketOn(t, nb(t))
 }
 
 func newBucketOn(t *testing.T, store backend.Backend) *bucket {
 	bk := &bucket{t: t, store: store}
-	t.Cleanup(func() { checkRemote(t, store, "") })
+	t.Cleanup(func() { CheckRemote(t, store, "") })
 	return bk
 }
 
-// checkRemote is the remote-consistency check run after every syncer test:
-// the manifest parses, every shard exists, matches its hash and range, and
-// every entry's object is at its committed version.
-func checkRemote(t *testing.T, b backend.Backend, ns string) {
+// CheckRemote is the remote-consistency check run after every syncer
+// scenario: the manifest of namespace ns ("" for none) parses, every shard
+// exists and matches its hash, range and count, and every entry's object is
+// at its committed version.
+func CheckRemote(t *testing.T, b backend.Backend, ns string) {
 	t.Helper()
 	checkRemoteData(t, b, ns, true)
 }
@@ -86,7 +86,7 @@ func (bk *bucket) host(opts ...func(*syncer.Config)) *host {
 	return h
 }
 
-func shardMax(n int) func(*syncer.Config) {
+func withShardMax(n int) func(*syncer.Config) {
 	return func(c *syncer.Config) { c.ShardMaxEntries = n }
 }
 

@@ -1,4 +1,4 @@
-package syncer_test
+package conformance
 
 import (
 	"context"
@@ -12,15 +12,14 @@ import (
 	"testing"
 
 	"github.com/siltsync/silt/backend"
-	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
 	"github.com/siltsync/silt/syncer"
 )
 
 // Invariant 1: an index object is verified by the response that delivered
 // it; bytes that do not match the index never enter the cache.
-func TestInvariant1_FingerprintsComeFromTheDeliveringResponse(t *testing.T) {
-	store := mem.New()
+func checkInvariant1_FingerprintsComeFromTheDeliveringResponse(t *testing.T, nb Factory) {
+	store := nb(t)
 	bk := newBucketOn(t, store)
 	a := bk.host()
 	a.writeMark(map[string]string{"data/t/m/1/raw": "good bytes"})
@@ -63,8 +62,8 @@ func TestInvariant1_FingerprintsComeFromTheDeliveringResponse(t *testing.T) {
 
 // Invariant 2: only a successful push clears dirty state; a pull never drops
 // a pending push.
-func TestInvariant2_PullNeverClearsDirty(t *testing.T) {
-	bk := newBucket(t)
+func checkInvariant2_PullNeverClearsDirty(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
 	a, b := bk.host(), bk.host()
 	a.writeMark(map[string]string{"data/t/x/1": "one"})
 	a.push()
@@ -105,8 +104,8 @@ func TestInvariant2_PullNeverClearsDirty(t *testing.T) {
 
 // Invariant 3: a remote deletion needs positive evidence; a bare bulk mark
 // or a file this cache never had is not evidence.
-func TestInvariant3_DeletionsNeedPositiveEvidence(t *testing.T) {
-	bk := newBucket(t)
+func checkInvariant3_DeletionsNeedPositiveEvidence(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
 	a, b := bk.host(), bk.host()
 	a.writeMark(map[string]string{"data/t/m/kept": "1", "data/t/m/gone": "2", "data/t/n/peer": "3"})
 	a.push()
@@ -136,8 +135,8 @@ func TestInvariant3_DeletionsNeedPositiveEvidence(t *testing.T) {
 
 // Invariant 4: pull prunes a local file only from a committed removal in a
 // shard it read, and only when the copy is unchanged since sync and clean.
-func TestInvariant4_PeerDeletionRemovesOnlyUnchangedCopies(t *testing.T) {
-	bk := newBucket(t)
+func checkInvariant4_PeerDeletionRemovesOnlyUnchangedCopies(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
 	a := bk.host()
 	files := map[string]string{"data/t/m/plain": "1", "data/t/m/edited": "2", "data/t/m/marked": "3", "other/x": "4"}
 	a.writeMark(files)
@@ -174,12 +173,12 @@ func TestInvariant4_PeerDeletionRemovesOnlyUnchangedCopies(t *testing.T) {
 // Invariant 5: index writes merge this writer's changes onto freshly read
 // state: eight writers on overlapping shards lose nothing, and every commit
 // advances the sequence by exactly one.
-func TestInvariant5_ConcurrentWritersLoseNothing(t *testing.T) {
-	bk := newBucket(t)
+func checkInvariant5_ConcurrentWritersLoseNothing(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
 	const writers, rounds, perRound = 8, 3, 4
 	hosts := make([]*host, writers)
 	for i := range hosts {
-		hosts[i] = bk.host(shardMax(8))
+		hosts[i] = bk.host(withShardMax(8))
 	}
 	var mu sync.Mutex
 	var seqs []int
@@ -224,9 +223,9 @@ func TestInvariant5_ConcurrentWritersLoseNothing(t *testing.T) {
 
 // Invariant 6: a scoped pull never records anything about shards outside
 // its scope, so a later full pull still fetches them.
-func TestInvariant6_ScopedPullNeverAdvancesOutsideScope(t *testing.T) {
-	bk := newBucket(t)
-	a, b := bk.host(shardMax(4)), bk.host(shardMax(4))
+func checkInvariant6_ScopedPullNeverAdvancesOutsideScope(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
+	a, b := bk.host(withShardMax(4)), bk.host(withShardMax(4))
 	for _, m := range []string{"x", "y"} {
 		a.writeMark(modelFiles("t", m, 6))
 	}
@@ -248,8 +247,8 @@ func TestInvariant6_ScopedPullNeverAdvancesOutsideScope(t *testing.T) {
 }
 
 // Invariant 7: every path crossing the boundary is validated.
-func TestInvariant7_PathsAreValidated(t *testing.T) {
-	bk := newBucket(t)
+func checkInvariant7_PathsAreValidated(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
 	a := bk.host()
 	for _, p := range []string{"../x", "a/../../x", "/etc/passwd", "a\\b", ".silt/state.db", "a\x00b"} {
 		if err := a.s.MarkDirty(p); !errors.Is(err, syncer.ErrInvalidPath) {
@@ -290,10 +289,10 @@ func TestInvariant7_PathsAreValidated(t *testing.T) {
 
 // Invariant 8: a crash at any request of a push leaves the remote readable,
 // and the next push converges with nothing lost.
-func TestInvariant8_FaultAtEveryRequestOfAPushConverges(t *testing.T) {
+func checkInvariant8_FaultAtEveryRequestOfAPushConverges(t *testing.T, nb Factory) {
 	setup := func(t *testing.T, store backend.Backend) *host {
 		bk := newBucketOn(t, store)
-		h := bk.host(shardMax(4))
+		h := bk.host(withShardMax(4))
 		h.writeMark(map[string]string{"d/a": "a1", "d/b": "b1", "d/c": "c1", "e/x": "x1", "e/y": "y1"})
 		h.push()
 		h.writeMark(map[string]string{"d/a": "a2", "d/new": "n1"})
@@ -304,7 +303,7 @@ func TestInvariant8_FaultAtEveryRequestOfAPushConverges(t *testing.T) {
 	want := map[string]string{"d/a": "a2", "d/c": "c1", "d/new": "n1", "e/x": "x1", "e/y": "y1"}
 
 	// Learn how many requests the push makes.
-	probe := wrap.Count(mem.New())
+	probe := wrap.Count(nb(t))
 	ph := setup(t, probe)
 	probe.Reset()
 	ph.push()
@@ -315,7 +314,7 @@ func TestInvariant8_FaultAtEveryRequestOfAPushConverges(t *testing.T) {
 	for _, mode := range []wrap.Mode{wrap.FailBefore, wrap.FailAfter} {
 		for i := 1; i <= n; i++ {
 			t.Run(fmt.Sprintf("%v/request%d", mode, i), func(t *testing.T) {
-				store := mem.New()
+				store := nb(t)
 				h := setup(t, store)
 				f := wrap.Faults(store)
 				f.Add(wrap.Rule{Nth: i, Mode: mode})
@@ -346,7 +345,7 @@ func TestInvariant8_FaultAtEveryRequestOfAPushConverges(t *testing.T) {
 }
 
 // Bad remote input is a typed error and changes nothing.
-func TestSyncer_Pull_BadIndexIsTypedAndHarmless(t *testing.T) {
+func checkSyncerPull_BadIndexIsTypedAndHarmless(t *testing.T, nb Factory) {
 	for _, tc := range []struct {
 		name     string
 		manifest string
@@ -357,7 +356,7 @@ func TestSyncer_Pull_BadIndexIsTypedAndHarmless(t *testing.T) {
 		{"bad ranges", `{"format":1,"seq":1,"shards":[{"lo":"b","id":"00000000000000000000000000000000","count":1}]}`, syncer.ErrCorruptIndex},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := mem.New()
+			store := nb(t)
 			backend.PutBytes(context.Background(), store, ".silt/manifest.json", []byte(tc.manifest), backend.Cond{})
 			h := (&bucket{t: t, store: store}).host()
 			h.writeMark(map[string]string{"local/file": "mine"})
@@ -380,14 +379,14 @@ func TestSyncer_Pull_BadIndexIsTypedAndHarmless(t *testing.T) {
 
 // An unscoped pull after a peer changed one file reads the manifest, the
 // one shard that changed, and the file.
-func TestSyncer_Pull_UnscopedAfterPeerTouchedOneShard(t *testing.T) {
-	bk := newBucket(t)
-	a := bk.host(shardMax(8))
+func checkSyncerPull_UnscopedAfterPeerTouchedOneShard(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
+	a := bk.host(withShardMax(8))
 	for i := range 20 {
 		a.writeMark(modelFiles("aws/ec2/vpc", fmt.Sprint("m", i), 3))
 	}
 	a.push()
-	b := bk.host(shardMax(8))
+	b := bk.host(withShardMax(8))
 	b.pull()
 	a.writeMark(map[string]string{"data/aws/ec2/vpc/m7/state/2/raw": "changed"})
 	a.push()

@@ -1,4 +1,4 @@
-package syncer_test
+package conformance
 
 import (
 	"context"
@@ -10,13 +10,12 @@ import (
 	"testing"
 
 	"github.com/siltsync/silt/backend"
-	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
 	"github.com/siltsync/silt/syncer"
 )
 
-func TestSyncer_TwoPhasePush_PrepareThenCommit(t *testing.T) {
-	bk := newBucket(t)
+func checkSyncerTwoPhasePush_PrepareThenCommit(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
 	a, b := bk.host(), bk.host()
 	a.writeMark(map[string]string{"data/t/m/1": "one"})
 	a.push()
@@ -75,8 +74,8 @@ func TestSyncer_TwoPhasePush_PrepareThenCommit(t *testing.T) {
 	}
 }
 
-func TestSyncer_PreviewPush_CountsWithoutRequests(t *testing.T) {
-	bk := newBucket(t)
+func checkSyncerPreviewPush_CountsWithoutRequests(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
 	a := bk.host()
 	a.writeMark(map[string]string{"a/1": "1", "a/2": "2"})
 	a.push()
@@ -98,8 +97,8 @@ func TestSyncer_PreviewPush_CountsWithoutRequests(t *testing.T) {
 // Reference scenario S17: a metadata-only pull records large files without
 // fetching them; their absence is never a deletion; HydrateFile and a later
 // full pull fetch them.
-func TestSyncer_MetadataOnly_LazyThenHydrate(t *testing.T) {
-	bk := newBucket(t)
+func checkSyncerMetadataOnly_LazyThenHydrate(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
 	w := bk.host()
 	w.writeMark(map[string]string{
 		"data/t/x/state/1/raw": "x raw", "data/t/x/state/1/metadata.yaml": "x meta",
@@ -148,8 +147,8 @@ func TestSyncer_MetadataOnly_LazyThenHydrate(t *testing.T) {
 
 // Reference scenario S35: namespaces in one bucket are independent, and a
 // push never touches keys outside its namespace.
-func TestSyncer_Namespaces_AreIndependent(t *testing.T) {
-	store := wrap.Count(mem.New())
+func checkSyncerNamespaces_AreIndependent(t *testing.T, nb Factory) {
+	store := wrap.Count(nb(t))
 	bk := &bucket{t: t, store: store}
 	ns := func(name, owner string) func(*syncer.Config) {
 		return func(c *syncer.Config) { c.Namespace, c.Owner = name, owner }
@@ -182,12 +181,12 @@ func TestSyncer_Namespaces_AreIndependent(t *testing.T) {
 	if !errors.Is(err, syncer.ErrNamespaceTaken) {
 		t.Errorf("open by another owner: %v, want ErrNamespaceTaken", err)
 	}
-	checkRemote(t, store, "team-a")
-	checkRemote(t, store, "team-b")
+	CheckRemote(t, store, "team-a")
+	CheckRemote(t, store, "team-b")
 }
 
-func TestControl_RecordsBypassTheIndex(t *testing.T) {
-	bk := newBucket(t)
+func checkControlRecordsBypassTheIndex(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
 	h := bk.host()
 	ctx := context.Background()
 	c := h.s.Control()
@@ -216,8 +215,8 @@ func TestControl_RecordsBypassTheIndex(t *testing.T) {
 	mustEqual(t, "pulled", other.pull().Files.Downloaded, 0)
 }
 
-func TestVerify_HealthyStore(t *testing.T) {
-	for name, b := range map[string]backend.Backend{"mem": mem.New()} {
+func checkVerifyHealthyStore(t *testing.T, nb Factory) {
+	for name, b := range map[string]backend.Backend{"mem": nb(t)} {
 		r := syncer.Verify(context.Background(), b)
 		if !r.Healthy {
 			t.Errorf("%s: %+v", name, r)
@@ -227,8 +226,8 @@ func TestVerify_HealthyStore(t *testing.T) {
 
 // Cancellation stops an operation without a torn file or index, and the
 // next run converges.
-func TestSyncer_Cancellation_LeavesNothingTorn(t *testing.T) {
-	store := mem.New()
+func checkSyncerCancellation_LeavesNothingTorn(t *testing.T, nb Factory) {
+	store := nb(t)
 	bk := newBucketOn(t, store)
 	w := bk.host()
 	files := map[string]string{}

@@ -1,12 +1,12 @@
-package syncer_test
+package conformance
 
 import (
 	"testing"
 )
 
-func TestSyncer_PushPull_RoundTrip(t *testing.T) {
-	bk := newBucket(t)
-	a, b := bk.host(shardMax(8)), bk.host(shardMax(8))
+func checkSyncerPushPull_RoundTrip(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
+	a, b := bk.host(withShardMax(8)), bk.host(withShardMax(8))
 	files := map[string]string{}
 	for _, m := range []string{"m1", "m2", "m3"} {
 		for p, c := range modelFiles("aws/ec2", m, 5) {
@@ -33,8 +33,8 @@ func TestSyncer_PushPull_RoundTrip(t *testing.T) {
 	mustEqual(t, "requests of a no-op pull", c.Counts().Total(), int64(1))
 }
 
-func TestSyncer_Push_NothingDirtySendsNoRequest(t *testing.T) {
-	bk := newBucket(t)
+func checkSyncerPush_NothingDirtySendsNoRequest(t *testing.T, nb Factory) {
+	bk := newBucket(t, nb)
 	a := bk.host()
 	a.writeMark(map[string]string{"x/y": "1"})
 	a.push()

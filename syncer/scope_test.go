@@ -1,0 +1,99 @@
+package syncer
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+func TestSuccessor(t *testing.T) {
+	for in, want := range map[string]string{"a/": "a0", "a": "b", "a\xff": "b", "\xff\xff": "", "": ""} {
+		if got := successor(in); got != want {
+			t.Errorf("successor(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestManifest_Cover_DirectoriesFilesAndDepths(t *testing.T) {
+	m := &Manifest{Shards: []ShardRef{{Lo: ""}, {Lo: "data/a/b/c/m1/state/5"}, {Lo: "data/a/b/c/m2"}, {Lo: "data/z"}}}
+	for _, tc := range []struct {
+		scope []string
+		want  []int
+	}{
+		{nil, []int{0, 1, 2, 3}},
+		{[]string{"data/a/b/c/m1"}, []int{0, 1}},            // a directory spanning two shards
+		{[]string{"data/a/b/c/m1/state"}, []int{0, 1}},      // a deeper directory, same shards
+		{[]string{"data/a/b/c/m1/state/7/raw"}, []int{1}},   // a file
+		{[]string{"data/a/b/c/m2/"}, []int{2}},              // trailing slash
+		{[]string{"data/a"}, []int{0, 1, 2}},                // a type directory
+		{[]string{"data/zz", "data/a/b/c/m2"}, []int{2, 3}}, // several paths
+	} {
+		sc, err := newScope(tc.scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.cover(sc); !slices.Equal(got, tc.want) {
+			t.Errorf("cover(%v) = %v, want %v", tc.scope, got, tc.want)
+		}
+	}
+}
+
+func TestScope_Contains_NoSiblingLeak(t *testing.T) {
+	sc, _ := newScope([]string{"data/m1"})
+	for p, want := range map[string]bool{"data/m1": true, "data/m1/x": true, "data/m10": false, "data/m1-x": false, "data": false} {
+		if got := sc.contains(p); got != want {
+			t.Errorf("contains(%q) = %v", p, got)
+		}
+	}
+}
+
+func TestManifest_Within_ExactDirectoryOnly(t *testing.T) {
+	m := &Manifest{Shards: []ShardRef{{Lo: ""}, {Lo: "a/"}, {Lo: "a0"}}}
+	sc, _ := newScope([]string{"a"})
+	if m.within(0, sc) || !m.within(1, sc) || m.within(2, sc) {
+		t.Errorf("within: %v %v %v", m.within(0, sc), m.within(1, sc), m.within(2, sc))
+	}
+}
+
+func TestNormalizePath_RefusesEscapes(t *testing.T) {
+	for _, p := range []string{"../a", "a/../../b", "/abs", "a\\b", ".silt/x", "a//b", "a/./b"} {
+		if _, err := normalizePath(p); !errors.Is(err, ErrInvalidPath) {
+			t.Errorf("normalizePath(%q) = %v", p, err)
+		}
+	}
+	for in, want := range map[string]string{"./a/b/": "a/b", "": "", ".": "", "/": ""} {
+		if got, err := normalizePath(in); err != nil || got != want {
+			t.Errorf("normalizePath(%q) = %q, %v", in, got, err)
+		}
+	}
+}
+
+func TestSplit_HalvesPastTheBound(t *testing.T) {
+	entries := map[string]Entry{}
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		entries[k] = Entry{}
+	}
+	parts := split("", entries, 4)
+	if len(parts) != 3 || parts[0].lo != "" || parts[1].lo != "c" || parts[2].lo != "e" {
+		t.Errorf("split = %+v", parts)
+	}
+	if got := dropEmpty([]ShardRef{{Lo: "", Count: 0}, {Lo: "m", Count: 2}}); len(got) != 1 || got[0].Lo != "" {
+		t.Errorf("dropEmpty = %+v", got)
+	}
+	if got := dropEmpty([]ShardRef{{Lo: "", Count: 0, ID: "x"}}); len(got) != 1 {
+		t.Errorf("dropEmpty of an emptied index = %+v, want one empty shard", got)
+	}
+}
+
+func TestDecodeManifest_RefusesBadInput(t *testing.T) {
+	for in, want := range map[string]error{
+		`{`:                                  ErrCorruptIndex,
+		`{"format":2}`:                       ErrNewerFormat,
+		`{"seq":1}`:                          ErrCorruptIndex,
+		`{"format":1,"shards":[{"lo":"x"}]}`: ErrCorruptIndex,
+	} {
+		if _, err := decodeManifest([]byte(in)); !errors.Is(err, want) {
+			t.Errorf("decode %s: %v, want %v", in, err, want)
+		}
+	}
+}
