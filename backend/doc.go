@@ -1,0 +1,66 @@
+// Package backend defines the object-store contract every silt store
+// implements, the one error vocabulary they share, key validation, and the
+// URL registry that opens a store by name.
+//
+// # The contract
+//
+// A [Backend] has one method per verb, each taking a context first: Get,
+// Put, Delete, Stat, List, plus Capabilities and Close. Conveniences such as
+// [PutBytes], [ReadAll] and [Exists] are functions over the interface, so a
+// store implements only the verbs.
+//
+//   - Get returns the object's [Version] from the same response as its
+//     bytes; [GetOptions].IfMatch reads only that version.
+//   - Put takes a [Cond]: IfAbsent (S3 If-None-Match: *, GCS DoesNotExist,
+//     link(2) on a directory) or IfMatch (S3 If-Match, GCS GenerationMatch,
+//     flock plus compare plus rename on a directory). It returns the new
+//     version from the write's own response, ready for the next IfMatch.
+//   - A Version is opaque: an ETag, a generation, a content hash. It is
+//     compared only with versions of the same store, never with a local
+//     hash.
+//   - List streams pages in ascending byte order of key.
+//   - [Capabilities] say what the store guarantees (conditional put,
+//     conditional delete, a per-key mutation rate). Callers branch on them,
+//     never on a failed call; asking for an unclaimed capability is
+//     [ErrNotSupported].
+//
+// # Errors
+//
+// Every store classifies its SDK's errors in exactly one function into:
+// [ErrNotExist], [ErrPrecondition] (including S3's 404 on If-Match of a
+// missing key), [ErrNotSupported], [ErrInvalidKey] (a [*KeyError]), and a
+// [*Error] that says whether retrying may help ([IsRetryable]). Callers use
+// errors.Is and errors.As only; nothing outside a store's package inspects
+// an SDK type or status code. A cancelled context is returned unchanged.
+//
+// # Keys
+//
+// [ValidateKey] is shared by every store and runs before any I/O: no empty
+// key, no leading slash, no empty, "." or ".." segment, no backslash, no
+// control character, valid UTF-8, at most [MaxKeyLen] bytes.
+//
+// # Opening a store by URL
+//
+// Store packages register a scheme in init; [Open] picks the store from
+// the URL: "file:///srv/bucket", "mem://name", "s3://bucket/prefix?region=..",
+// "gs://bucket/prefix", "blob+azblob://container". Unknown schemes and
+// unknown query parameters are errors. A path after the bucket is a key
+// prefix ([Prefixed]).
+//
+// # Testing a store
+//
+// The package github.com/siltsync/silt/conformance holds the suite every
+// store in this repository passes. An outside author runs it with:
+//
+//	func TestConformance(t *testing.T) {
+//		conformance.RunBackend(t, func(t *testing.T) backend.Backend {
+//			return newEmptyStoreForTest(t)
+//		})
+//		conformance.RunSyncer(t, func(t *testing.T) backend.Backend {
+//			return newEmptyStoreForTest(t)
+//		})
+//	}
+//
+// Wrappers for request counting, latency, fault injection and retry live
+// in github.com/siltsync/silt/backend/wrap.
+package backend
