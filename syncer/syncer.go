@@ -151,6 +151,10 @@ func ValidateNamespace(ns string) error {
 	return nil
 }
 
+// Root returns the local directory data paths are relative to: Dir, or
+// Dir/{Namespace} with a namespace.
+func (s *Syncer) Root() string { return s.local.root }
+
 // DefaultLazy selects files named "raw" under "data/": the large payloads a
 // MetadataOnly pull leaves for HydrateFile.
 func DefaultLazy(p string) bool {
