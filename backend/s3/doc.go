@@ -67,5 +67,5 @@
 // permanent) and lets DELETE with If-Match on a missing key succeed. moto
 // ignores If-Match on CompleteMultipartUpload. Otherwise both behave like
 // AWS; CI runs the conformance suite against both (.ci/run), and
-// TESTING.md explains how to run it against any store.
+// README.md ("Testing your store") explains how to run it against any store.
 package s3

@@ -25,7 +25,7 @@ import (
 )
 
 // The environment of a run against a real S3-compatible server; see
-// TESTING.md. Credentials come from the standard AWS chain.
+// README.md ("Testing your store"). Credentials come from the standard AWS chain.
 const (
 	envEndpoint     = "SILT_TEST_S3_ENDPOINT"      // e.g. http://127.0.0.1:7070; required
 	envBucket       = "SILT_TEST_S3_BUCKET"        // required
