@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"strings"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/lock"
+	"github.com/siltsync/silt/syncer"
+)
+
+// usageError is a malformed command line: exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// refusedError is an operation a guard or a conflict policy refused, or
+// completed while keeping something back: exit code 3.
+type refusedError struct {
+	msg  string
+	hint string
+}
+
+func (e *refusedError) Error() string { return e.msg }
+
+// hinted attaches a hint to an error whose fix is obvious from where it
+// happened (an open of a URL, say).
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (e *hinted) Error() string { return e.err.Error() }
+func (e *hinted) Unwrap() error { return e.err }
+
+func withHint(err error, hint string) error {
+	if err == nil {
+		return nil
+	}
+	return &hinted{err, hint}
+}
+
+// classify returns an error's exit code and, when there is an obvious fix,
+// a hint. It goes by sentinel and type only, never by message.
+func classify(err error) (code int, hint string) {
+	var ue *usageError
+	var re *refusedError
+	var he *hinted
+	var fe *syncer.FormatError
+	switch {
+	case errors.As(err, &ue):
+		return exitUsage, "see: silt " + "<command> --help"
+	case errors.As(err, &re):
+		return exitRefused, re.hint
+	case errors.Is(err, syncer.ErrTooManyDeletes):
+		return exitRefused, "nothing was changed; if the deletions are intended, raise --max-delete (or -1 for no limit)"
+	case errors.Is(err, lock.ErrTimeout):
+		return exitRefused, "wait for the holder, or break a dead holder's lock with: silt lock force-release KEY"
+	case errors.Is(err, syncer.ErrFenced):
+		return exitRefused, "the lock was taken over while this push ran; acquire it again and retry"
+	case errors.As(err, &he):
+		return exitError, he.hint
+	case errors.Is(err, context.Canceled):
+		return exitError, "interrupted; running the same command again is safe"
+	case errors.Is(err, syncer.ErrNoConditionalWrite), errors.Is(err, backend.ErrNotSupported):
+		return exitError, "this store lacks conditional writes (If-None-Match/If-Match); check it with: silt verify URL"
+	case errors.Is(err, syncer.ErrBusy):
+		return exitError, "another silt process is using this directory; wait for it to finish"
+	case errors.Is(err, syncer.ErrNewerFormat):
+		return exitError, "the bucket was written by a newer silt; upgrade silt"
+	case errors.As(err, &fe), errors.Is(err, syncer.ErrCorruptIndex):
+		return exitError, "the remote index is damaged; inspect it with: silt ls URL"
+	case errors.Is(err, syncer.ErrCommitContention):
+		return exitError, "many writers are committing at once; retry"
+	case errors.Is(err, syncer.ErrInvalidPath):
+		return exitError, "paths are relative to the cache directory, with forward slashes, outside .silt/"
+	case errors.Is(err, iofs.ErrPermission):
+		return exitError, "check the permissions of the directory"
+	}
+	return exitError, ""
+}
+
+// fail prints err as one line on stderr (plus a hint line) and, with
+// --json, as the command's one JSON object; it returns the exit code.
+func (c *cli) fail(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	code, hint := classify(err)
+	name := "silt"
+	if c.cmd != nil {
+		name = "silt " + c.cmd.name
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	fmt.Fprintf(c.stderr, "%s: %s\n", name, msg)
+	if hint != "" {
+		fmt.Fprintf(c.stderr, "hint: %s\n", hint)
+	}
+	if c.json {
+		op := ""
+		if c.cmd != nil {
+			op = c.cmd.name
+		}
+		out := map[string]any{"op": op, "error": msg, "exit": code}
+		if hint != "" {
+			out["hint"] = hint
+		}
+		_ = c.printJSON(out)
+	}
+	return code
+}

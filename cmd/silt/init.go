@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/syncer"
+)
+
+// binding is DIR/.silt/config.json: which bucket a cache directory syncs
+// with. It lives in silt's own directory, which never syncs.
+type binding struct {
+	URL       string `json:"url"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+const configFile = "config.json"
+
+func configPath(dir string) string { return filepath.Join(dir, syncer.InternalDir, configFile) }
+
+func readBinding(dir string) (binding, error) {
+	data, err := os.ReadFile(configPath(dir))
+	if errors.Is(err, iofs.ErrNotExist) {
+		return binding{}, withHint(fmt.Errorf("%s is not a silt cache (no %s)", dir, configPath(dir)),
+			fmt.Sprintf("bind it to a bucket first: silt init --dir %s URL", dir))
+	}
+	if err != nil {
+		return binding{}, err
+	}
+	var b binding
+	if err := json.Unmarshal(data, &b); err != nil || b.URL == "" {
+		return binding{}, withHint(fmt.Errorf("%s: not a valid binding (%v)", configPath(dir), err),
+			"re-create it with: silt init --force --dir DIR URL")
+	}
+	return b, nil
+}
+
+// openURL opens a bucket URL, with a hint when it fails.
+func openURL(ctx context.Context, url string) (backend.Backend, error) {
+	b, err := backend.Open(ctx, url)
+	if err != nil {
+		return nil, withHint(fmt.Errorf("open %s: %w", url, err),
+			"check the URL; stores this silt knows: "+joinSchemes()+" (file:///abs/dir, s3://bucket/prefix, gs://bucket)")
+	}
+	return b, nil
+}
+
+func joinSchemes() string {
+	out := ""
+	for i, s := range schemes() {
+		if i > 0 {
+			out += ", "
+		}
+		out += s + "://"
+	}
+	return out
+}
+
+func backendSchemes() []string { return backend.Schemes() }
+
+// bound is an open cache directory: its binding, bucket and syncer.
+type bound struct {
+	dir string
+	cfg binding
+	b   backend.Backend
+	s   *syncer.Syncer
+}
+
+func (bd *bound) Close() {
+	bd.s.Close()
+	bd.b.Close()
+}
+
+// openBound opens the cache directory dir through its binding.
+func openBound(ctx context.Context, dir string) (*bound, error) {
+	cfg, err := readBinding(dir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := openURL(ctx, cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace})
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("open cache %s: %w", dir, err)
+	}
+	return &bound{dir: dir, cfg: cfg, b: b, s: s}, nil
+}
+
+// dirFlag declares --dir.
+func dirFlag(fs *flag.FlagSet) *string {
+	return fs.String("dir", ".", "the cache directory")
+}
+
+// namespaceOf applies --namespace to a bucket: the namespace root.
+func namespaceOf(b backend.Backend, ns string) (backend.Backend, error) {
+	if ns == "" {
+		return b, nil
+	}
+	if err := syncer.ValidateNamespace(ns); err != nil {
+		return nil, usagef("--namespace: %v", err)
+	}
+	return backend.Prefixed(b, ns), nil
+}
+
+var initCmd = &command{
+	name:    "init",
+	args:    "URL",
+	summary: "bind a local directory to a bucket URL (kept in DIR/.silt/config.json, which never syncs)",
+	example: "silt init --dir ~/models s3://my-bucket/silt?region=eu-west-1\nsilt init --dir ./cache --namespace team-a file:///srv/bucket",
+	run:     runInit,
+}
+
+func runInit(ctx context.Context, c *cli, args []string) error {
+	fs := c.newFlags()
+	dir := dirFlag(fs)
+	ns := fs.String("namespace", "", "sync only this namespace of the bucket")
+	force := fs.Bool("force", false, "replace an existing binding to another URL or namespace")
+	pos, err := c.parse(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	cfg := binding{URL: pos[0], Namespace: *ns}
+	if cfg.Namespace != "" {
+		if err := syncer.ValidateNamespace(cfg.Namespace); err != nil {
+			return usagef("--namespace: %v", err)
+		}
+	}
+	if old, err := readBinding(*dir); err == nil && old != cfg && !*force {
+		return &refusedError{
+			msg:  fmt.Sprintf("%s is already bound to %s (namespace %q)", *dir, old.URL, old.Namespace),
+			hint: "binding a synced cache to another bucket mixes their files; use a new directory, or --force",
+		}
+	}
+	b, err := openURL(ctx, cfg.URL)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	root, _ := namespaceOf(b, cfg.Namespace)
+	snap, err := syncer.OpenSnapshot(ctx, root)
+	if err != nil {
+		return fmt.Errorf("read the index of %s: %w", cfg.URL, err)
+	}
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: *dir, Namespace: cfg.Namespace})
+	if err != nil {
+		return fmt.Errorf("open cache %s: %w", *dir, err)
+	}
+	s.Close()
+	data, _ := json.MarshalIndent(cfg, "", "  ")
+	if err := os.WriteFile(configPath(*dir), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(*dir)
+	m := snap.Manifest()
+	return c.result(map[string]any{"op": "init", "dir": abs, "url": cfg.URL, "namespace": cfg.Namespace,
+		"seq": m.Seq, "entries": m.Entries()}, func() {
+		c.printf("bound %s to %s", abs, cfg.URL)
+		if cfg.Namespace != "" {
+			c.printf(" (namespace %s)", cfg.Namespace)
+		}
+		c.printf("; the bucket holds %d files at seq %d. Next: silt pull --dir %s\n", m.Entries(), m.Seq, *dir)
+	})
+}

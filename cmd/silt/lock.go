@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/lock"
+	"github.com/siltsync/silt/syncer"
+)
+
+// lockPrefix is where the command line keeps lock objects, relative to the
+// namespace root: inside silt's own directory, which never syncs and which
+// gc never collects.
+const lockPrefix = syncer.InternalDir + "/locks/"
+
+var lockCmd = &command{
+	name:    "lock",
+	args:    "acquire|release|inspect|force-release KEY",
+	summary: "take, inspect and free a distributed lock in the bucket (object .silt/locks/KEY)",
+	example: "silt lock acquire --dir ./cache --ttl 30m deploy     # prints the nonce and fencing token\n" +
+		"silt lock release --dir ./cache --nonce 3f9c... deploy\n" +
+		"silt lock inspect --url s3://my-bucket deploy\n" +
+		"silt lock force-release --url s3://my-bucket deploy    # break a dead holder's lock",
+	run: runLock,
+}
+
+func runLock(ctx context.Context, c *cli, args []string) error {
+	fs := c.newFlags()
+	dir := dirFlag(fs)
+	url := fs.String("url", "", "the bucket URL (default: the one --dir is bound to)")
+	ns := fs.String("namespace", "", "with --url: the namespace whose lock to use")
+	ttl := fs.Duration("ttl", 15*time.Minute, "acquire: how long the lock outlives this command (it cannot heartbeat after exiting); release it when done")
+	wait := fs.Duration("wait", 0, "acquire: how long to wait for a holder (0: try once)")
+	nonce := fs.String("nonce", "", "release: the nonce acquire printed; force-release: free only this holder")
+	holder := fs.String("holder", "", "acquire: the holder name shown to others (default user@host)")
+	pos, err := c.parse(fs, args, 2, 2)
+	if err != nil {
+		return err
+	}
+	action, key := pos[0], pos[1]
+	if err := backend.ValidateKey(key); err != nil {
+		return usagef("lock key: %v", err)
+	}
+	switch action {
+	case "acquire", "inspect", "force-release":
+	case "release":
+		if *nonce == "" {
+			return usagef("release needs --nonce (printed by acquire): this process does not hold the lease")
+		}
+	default:
+		return usagef("unknown lock action %q: want acquire, release, inspect or force-release", action)
+	}
+	b, root, err := lockRoot(ctx, *dir, *url, *ns)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	maxWait := *wait
+	if maxWait <= 0 {
+		maxWait = -1 // lock: try once
+	}
+	l, err := lock.New(root, lockPrefix+key, lock.Options{TTL: *ttl, MaxWait: maxWait, Holder: *holder})
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"op": "lock", "action": action, "key": key, "object": lockPrefix + key}
+	switch action {
+	case "acquire":
+		lease, err := l.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		// No Release: the lock must outlive this process. Its heartbeat
+		// ends when the process does, and the lock lapses after --ttl.
+		out["nonce"], out["token"], out["ttl_ms"] = lease.Nonce(), lease.Token(), ttl.Milliseconds()
+		return c.result(out, func() {
+			c.printf("acquired %s for %v\nnonce %s\ntoken %d\nrelease with: silt lock release --nonce %s %s\n",
+				key, *ttl, lease.Nonce(), lease.Token(), lease.Nonce(), key)
+		})
+	case "inspect":
+		info, err := l.Inspect(ctx)
+		if err != nil {
+			return err
+		}
+		out["held"] = info != nil
+		if info != nil {
+			out["holder"] = infoJSON(*info)
+		}
+		return c.result(out, func() {
+			if info == nil {
+				c.printf("%s is free\n", key)
+				return
+			}
+			c.printf("%s is held by %v (ttl %v, nonce %s)\n", key, *info, info.TTL, info.Nonce)
+		})
+	case "release":
+		ok, err := l.ForceRelease(ctx, *nonce)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &refusedError{msg: fmt.Sprintf("lock %s is not held under nonce %s", key, *nonce),
+				hint: "it was released already, lapsed and was taken over, or the nonce is wrong: silt lock inspect " + key}
+		}
+		out["released"] = true
+		return c.result(out, func() { c.printf("released %s\n", key) })
+	default: // force-release
+		info, err := l.Inspect(ctx)
+		if err != nil {
+			return err
+		}
+		if info == nil {
+			out["released"] = false
+			return c.result(out, func() { c.printf("%s is free; nothing to do\n", key) })
+		}
+		if *nonce != "" && info.Nonce != *nonce {
+			return &refusedError{msg: fmt.Sprintf("lock %s is held by %v, not under nonce %s", key, *info, *nonce)}
+		}
+		ok, err := l.ForceRelease(ctx, info.Nonce)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &refusedError{msg: fmt.Sprintf("lock %s changed hands while being released; nothing was done", key),
+				hint: "inspect it again: silt lock inspect " + key}
+		}
+		out["released"], out["holder"] = true, infoJSON(*info)
+		return c.result(out, func() { c.printf("force-released %s from %v\n", key, *info) })
+	}
+}
+
+func infoJSON(i lock.Info) map[string]any {
+	return map[string]any{"holder": i.Holder, "hostname": i.Hostname, "pid": i.PID, "acquired_at": i.AcquiredAt,
+		"ttl_ms": i.TTL.Milliseconds(), "nonce": i.Nonce, "token": i.Token}
+}
+
+// lockRoot opens the bucket of --url, or of the cache --dir is bound to,
+// at its namespace root.
+func lockRoot(ctx context.Context, dir, url, ns string) (backend.Backend, backend.Backend, error) {
+	if url == "" {
+		cfg, err := readBinding(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ns != "" && ns != cfg.Namespace {
+			return nil, nil, usagef("--namespace goes with --url; %s is bound to namespace %q", dir, cfg.Namespace)
+		}
+		url, ns = cfg.URL, cfg.Namespace
+	}
+	return openRoot(ctx, url, ns)
+}

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/probe"
+	"github.com/siltsync/silt/conformance"
+	"github.com/siltsync/silt/syncer"
+)
+
+// openRoot opens a bucket URL at a namespace root, for commands that read
+// or write a bucket without a cache directory.
+func openRoot(ctx context.Context, url, ns string) (backend.Backend, backend.Backend, error) {
+	if ns != "" {
+		if err := syncer.ValidateNamespace(ns); err != nil {
+			return nil, nil, usagef("--namespace: %v", err)
+		}
+	}
+	b, err := openURL(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, _ := namespaceOf(b, ns)
+	return b, root, nil
+}
+
+// lsEntry is one line of `silt ls`.
+type lsEntry struct {
+	Path string `json:"path"`
+	syncer.Entry
+}
+
+var lsCmd = &command{
+	name:    "ls",
+	args:    "URL [PREFIX]",
+	summary: "list committed files through the index (never by listing the bucket)",
+	example: "silt ls file:///srv/bucket\nsilt ls --namespace team-a s3://my-bucket data/acme --long",
+	run: func(ctx context.Context, c *cli, args []string) error {
+		fs := c.newFlags()
+		ns := fs.String("namespace", "", "the namespace to read")
+		long := fs.Bool("long", false, "show sha256, version and commit seq")
+		pos, err := c.parse(fs, args, 1, 2)
+		if err != nil {
+			return err
+		}
+		prefix := ""
+		if len(pos) == 2 {
+			prefix = pos[1]
+		}
+		b, root, err := openRoot(ctx, pos[0], *ns)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		snap, err := syncer.OpenSnapshot(ctx, root)
+		if err != nil {
+			return fmt.Errorf("ls %s: %w", pos[0], err)
+		}
+		entries := []lsEntry{}
+		var total int64
+		err = snap.Walk(ctx, prefix, func(p string, e syncer.Entry) error {
+			entries = append(entries, lsEntry{p, e})
+			total += e.Size
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("ls %s %s: %w", pos[0], prefix, err)
+		}
+		seq := snap.Manifest().Seq
+		return c.result(map[string]any{"op": "ls", "seq": seq, "count": len(entries), "bytes": total, "entries": entries}, func() {
+			for _, e := range entries {
+				if *long {
+					c.printf("%10d  %s  %4d  %s  %s\n", e.Size, e.SHA256[:12], e.Seq, e.Version, e.Path)
+				} else {
+					c.printf("%10d  %s\n", e.Size, e.Path)
+				}
+			}
+		})
+	},
+}
+
+var catCmd = &command{
+	name:    "cat",
+	args:    "URL PATH",
+	summary: "print a committed file, read at its committed version and verified by sha256",
+	example: "silt cat file:///srv/bucket data/acme/bert/state/latest",
+	run: func(ctx context.Context, c *cli, args []string) error {
+		fs := c.newFlags()
+		ns := fs.String("namespace", "", "the namespace to read")
+		pos, err := c.parse(fs, args, 2, 2)
+		if err != nil {
+			return err
+		}
+		url, p := pos[0], pos[1]
+		b, root, err := openRoot(ctx, url, *ns)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		snap, err := syncer.OpenSnapshot(ctx, root)
+		if err != nil {
+			return fmt.Errorf("cat %s: %w", url, err)
+		}
+		var entry *syncer.Entry
+		errFound := errors.New("found")
+		err = snap.Walk(ctx, p, func(q string, e syncer.Entry) error {
+			if q == p {
+				entry = &e
+				return errFound
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errFound) {
+			return fmt.Errorf("cat %s %s: %w", url, p, err)
+		}
+		if entry == nil {
+			return withHint(fmt.Errorf("cat %s: no committed file %q at seq %d", url, p, snap.Manifest().Seq),
+				"list what the index holds with: silt ls "+url)
+		}
+		rc, _, err := root.Get(ctx, p, backend.GetOptions{IfMatch: entry.Version})
+		if backend.IsPrecondition(err) {
+			return withHint(fmt.Errorf("cat %s %s: the object moved on since seq %d: %w", url, p, snap.Manifest().Seq, err),
+				"a push is committing this file right now; run the command again")
+		}
+		if err != nil {
+			return fmt.Errorf("cat %s %s: %w", url, p, err)
+		}
+		defer rc.Close()
+		h := sha256.New()
+		w := io.MultiWriter(h, c.stdout)
+		var buf []byte
+		if c.json {
+			buf = make([]byte, 0, entry.Size)
+			w = io.MultiWriter(h, &sliceWriter{&buf})
+		}
+		n, err := io.Copy(w, rc)
+		if err != nil {
+			return fmt.Errorf("cat %s %s: %w", url, p, err)
+		}
+		if sum := hex.EncodeToString(h.Sum(nil)); sum != entry.SHA256 || n != entry.Size {
+			return fmt.Errorf("cat %s %s: read %d bytes with sha256 %s, the index says %d bytes with %s", url, p, n, sum, entry.Size, entry.SHA256)
+		}
+		if c.json {
+			return c.printJSON(map[string]any{"op": "cat", "path": p, "size": n, "sha256": entry.SHA256,
+				"version": entry.Version, "seq": entry.Seq, "verified": true, "content_base64": base64.StdEncoding.EncodeToString(buf)})
+		}
+		return nil
+	},
+}
+
+type sliceWriter struct{ b *[]byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) { *w.b = append(*w.b, p...); return len(p), nil }
+
+var gcCmd = &command{
+	name:    "gc",
+	args:    "URL",
+	summary: "remove index shards and data objects nothing references, once older than --older-than",
+	example: "silt gc --dry-run s3://my-bucket\nsilt gc --older-than 24h --namespace team-a s3://my-bucket",
+	run: func(ctx context.Context, c *cli, args []string) error {
+		fs := c.newFlags()
+		ns := fs.String("namespace", "", "the namespace to collect")
+		dry := fs.Bool("dry-run", false, "report what would be removed, removing nothing")
+		older := fs.Duration("older-than", syncer.DefaultGCOlderThan, "keep unreferenced objects younger than this (an upload not yet committed)")
+		pos, err := c.parse(fs, args, 1, 1)
+		if err != nil {
+			return err
+		}
+		if *older < 0 {
+			return usagef("--older-than must not be negative")
+		}
+		b, root, err := openRoot(ctx, pos[0], *ns)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		rep, err := syncer.GC(ctx, root, syncer.GCOptions{OlderThan: *older, DryRun: *dry})
+		if err != nil {
+			return fmt.Errorf("gc %s: %w", pos[0], err)
+		}
+		return c.result(map[string]any{"op": "gc", "report": rep}, func() {
+			verb := "removed"
+			if rep.DryRun {
+				verb = "would remove"
+			}
+			for _, o := range rep.Shards {
+				c.printf("%s shard %s (%s)\n", verb, o.Key, size(o.Size))
+			}
+			for _, o := range rep.Data {
+				c.printf("%s data  %s (%s)\n", verb, o.Key, size(o.Size))
+			}
+			c.printf("gc seq %d: %s %d shards and %d data objects, %s; kept %d younger than %v", rep.Seq, verb,
+				len(rep.Shards), len(rep.Data), size(rep.Bytes), rep.Recent, *older)
+			if len(rep.Namespaces) > 0 {
+				c.printf("; namespaces not collected from here: %v", rep.Namespaces)
+			}
+			c.printf("\n")
+		})
+	},
+}
+
+var verifyCmd = &command{
+	name:    "verify",
+	args:    "URL",
+	summary: "check a store is reachable, its index readable, and that it honours If-None-Match and If-Match",
+	example: "silt verify s3://my-bucket/silt?region=eu-west-1",
+	run: func(ctx context.Context, c *cli, args []string) error {
+		fs := c.newFlags()
+		ns := fs.String("namespace", "", "also read this namespace's index")
+		pos, err := c.parse(fs, args, 1, 1)
+		if err != nil {
+			return err
+		}
+		b, root, err := openRoot(ctx, pos[0], *ns)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		snap, err := syncer.OpenSnapshot(ctx, root)
+		if err != nil {
+			return fmt.Errorf("verify %s: read the index: %w", pos[0], err)
+		}
+		scratch := syncer.InternalDir + "/probe/" + rand.Text()
+		rep, err := probe.Conditional(ctx, b, scratch)
+		if err != nil {
+			return fmt.Errorf("verify %s: %w", pos[0], err)
+		}
+		caps := b.Capabilities()
+		problems := rep.Problems
+		switch {
+		case !caps.ConditionalPut && !caps.AtomicCreate:
+			problems = append(problems, "claims neither create-if-absent nor compare-and-swap")
+		case !caps.ConditionalPut:
+			problems = append(problems, "has no compare-and-swap (If-Match): silt push cannot commit to it")
+		}
+		out := map[string]any{"op": "verify", "url": pos[0], "ok": len(problems) == 0,
+			"if_none_match": rep.IfNoneMatch, "if_match": rep.IfMatch, "conditional_delete": rep.ConditionalDelete,
+			"latency_ms": float64(rep.Latency.Microseconds()) / 1000, "problems": append([]string{}, problems...),
+			"seq": snap.Manifest().Seq, "entries": snap.Manifest().Entries(), "capabilities": caps}
+		if err := c.result(out, func() {
+			mark := map[bool]string{true: "ok  ", false: "FAIL"}
+			c.printf("%s reachable, index readable (seq %d, %d files)\n", mark[true], snap.Manifest().Seq, snap.Manifest().Entries())
+			c.printf("%s If-None-Match (create-if-absent)\n", mark[rep.IfNoneMatch])
+			c.printf("%s If-Match (compare-and-swap)\n", mark[rep.IfMatch])
+			if caps.ConditionalDelete {
+				c.printf("%s conditional delete\n", mark[rep.ConditionalDelete])
+			}
+			c.printf("mean round trip %v\n", rep.Latency.Round(time.Microsecond))
+			for _, p := range problems {
+				c.printf("problem: %s\n", p)
+			}
+		}); err != nil {
+			return err
+		}
+		if len(problems) > 0 {
+			return withHint(fmt.Errorf("verify %s: the store does not keep silt's contract: %s", pos[0], problems[0]),
+				"use a store with conditional writes (AWS S3, GCS, MinIO, R2), or commit only under a lock")
+		}
+		return nil
+	},
+}
+
+var conformanceCmd = &command{
+	name:    "conformance",
+	args:    "URL",
+	summary: "run the backend conformance suite against a live store, on a scratch prefix it removes",
+	example: "silt conformance file:///tmp/scratch-bucket\nsilt conformance s3://my-test-bucket?region=eu-west-1",
+	run: func(ctx context.Context, c *cli, args []string) error {
+		fs := c.newFlags()
+		pos, err := c.parse(fs, args, 1, 1)
+		if err != nil {
+			return err
+		}
+		b, err := openURL(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		scratch := "silt-conformance-" + rand.Text()[:12] + "/"
+		n := 0
+		type result struct {
+			Name    string `json:"name"`
+			Passed  bool   `json:"passed"`
+			Skipped bool   `json:"skipped"`
+			Message string `json:"message,omitempty"`
+		}
+		results := []result{}
+		failed := conformance.RunLive(ctx, func() (backend.Backend, error) {
+			n++
+			return noClose{backend.Prefixed(b, fmt.Sprintf("%s%03d", scratch, n))}, nil
+		}, func(name string, passed, skipped bool, msg string) {
+			results = append(results, result{name, passed, skipped, msg})
+			status := map[bool]string{true: "PASS", false: "FAIL"}[passed]
+			if skipped {
+				status = "SKIP"
+			}
+			c.printf("%s %s", status, name)
+			if msg != "" && (!passed || skipped) {
+				c.printf(": %s", msg)
+			}
+			c.printf("\n")
+		})
+		cleanErr := removePrefix(context.WithoutCancel(ctx), b, scratch)
+		if c.json {
+			if err := c.printJSON(map[string]any{"op": "conformance", "url": pos[0], "checks": results, "failed": failed}); err != nil {
+				return err
+			}
+		} else {
+			c.printf("%d checks, %d failed\n", len(results), failed)
+		}
+		if cleanErr != nil {
+			return fmt.Errorf("conformance %s: clean up %s: %w", pos[0], scratch, cleanErr)
+		}
+		if failed > 0 {
+			return fmt.Errorf("conformance %s: %d of %d checks failed", pos[0], failed, len(results))
+		}
+		return nil
+	},
+}
+
+// noClose keeps the shared bucket open when a check closes its backend.
+type noClose struct{ backend.Backend }
+
+func (noClose) Close() error { return nil }
+
+// removePrefix deletes every object under prefix.
+func removePrefix(ctx context.Context, b backend.Backend, prefix string) error {
+	var keys []string
+	err := b.List(ctx, prefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
+		for _, o := range page {
+			keys = append(keys, o.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := b.Delete(ctx, k, backend.Cond{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/siltsync/silt/syncer"
+)
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+
+// conflicted turns an operation that kept conflicting copies into exit
+// code 3, after its statistics are printed.
+func conflicted(st syncer.Stats) error {
+	if st.Files.Conflicts == 0 {
+		return nil
+	}
+	return &refusedError{
+		msg:  fmt.Sprintf("%d conflicts: kept the local copies (listed above)", st.Files.Conflicts),
+		hint: "pull, resolve each conflicting file, then push",
+	}
+}
+
+// maxDeleteFlag declares --max-delete.
+func maxDeleteFlag(fs *flag.FlagSet) *int {
+	return fs.Int("max-delete", 100, "refuse a push that would delete more than this many remote files (-1: no limit)")
+}
+
+func maxDelete(n int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, nil // the syncer's "no limit"
+	case n == 0:
+		return 0, usagef("--max-delete 0 cannot be expressed: use 1 or more, or -1 for no limit")
+	}
+	return n, nil
+}
+
+var pullCmd = &command{
+	name:    "pull",
+	args:    "",
+	summary: "bring remote changes into the cache; --scope limits it to paths (and the index shards that cover them)",
+	example: "silt pull --dir ./cache\nsilt pull --dir ./cache --scope data/acme/bert --scope data/acme/gpt --metadata-only",
+	run: func(ctx context.Context, c *cli, args []string) error {
+		fs := c.newFlags()
+		dir := dirFlag(fs)
+		var scope stringsFlag
+		fs.Var(&scope, "scope", "pull only this file or directory (repeatable)")
+		meta := fs.Bool("metadata-only", false, "record large payloads (data/**/raw) without downloading them; fetch with silt hydrate")
+		if _, err := c.parse(fs, args, 0, 0); err != nil {
+			return err
+		}
+		bd, err := openBound(ctx, *dir)
+		if err != nil {
+			return err
+		}
+		defer bd.Close()
+		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: scope, MetadataOnly: *meta})
+		if err != nil {
+			return fmt.Errorf("pull %s from %s: %w", *dir, bd.cfg.URL, err)
+		}
+		if err := c.result(st, func() { c.printStats(st) }); err != nil {
+			return err
+		}
+		return conflicted(st)
+	},
+}
+
+var pushCmd = &command{
+	name:    "push",
+	args:    "",
+	summary: "upload local changes and commit them; without --path it walks the whole cache, so local deletions of synced files are pushed too",
+	example: "silt push --dir ./cache\nsilt push --dir ./cache --path data/acme/bert --dry-run\nsilt push --dir ./cache --max-delete 500",
+	run: func(ctx context.Context, c *cli, args []string) error {
+		fs := c.newFlags()
+		dir := dirFlag(fs)
+		var paths stringsFlag
+		fs.Var(&paths, "path", "push only this file or directory (repeatable)")
+		dry := fs.Bool("dry-run", false, "report what the push would do, changing nothing")
+		maxDel := maxDeleteFlag(fs)
+		if _, err := c.parse(fs, args, 0, 0); err != nil {
+			return err
+		}
+		md, err := maxDelete(*maxDel)
+		if err != nil {
+			return err
+		}
+		bd, err := openBound(ctx, *dir)
+		if err != nil {
+			return err
+		}
+		defer bd.Close()
+		st, err := push(ctx, bd, paths, syncer.PushOptions{MaxDelete: md, DryRun: *dry})
+		if err != nil {
+			return err
+		}
+		if err := c.result(st, func() {
+			if *dry {
+				c.printf("dry run: would upload %d and delete %d files; nothing was changed\n", st.Files.Uploaded, st.Files.Deleted)
+			}
+			c.printStats(st)
+		}); err != nil {
+			return err
+		}
+		return conflicted(st)
+	},
+}
+
+// push marks paths dirty and pushes the marks, or, with no paths, walks the
+// whole cache.
+func push(ctx context.Context, bd *bound, paths []string, opts syncer.PushOptions) (syncer.Stats, error) {
+	for _, p := range paths {
+		if err := bd.s.MarkDirty(p); err != nil {
+			return syncer.Stats{}, usagef("--path %s: %v", p, err)
+		}
+	}
+	opts.All = len(paths) == 0
+	st, err := bd.s.Push(ctx, opts)
+	if err != nil {
+		return st, fmt.Errorf("push %s to %s: %w", bd.dir, bd.cfg.URL, err)
+	}
+	return st, nil
+}
+
+var syncCmd = &command{
+	name:    "sync",
+	args:    "",
+	summary: "pull, then push the whole cache",
+	example: "silt sync --dir ./cache",
+	run: func(ctx context.Context, c *cli, args []string) error {
+		fs := c.newFlags()
+		dir := dirFlag(fs)
+		maxDel := maxDeleteFlag(fs)
+		if _, err := c.parse(fs, args, 0, 0); err != nil {
+			return err
+		}
+		md, err := maxDelete(*maxDel)
+		if err != nil {
+			return err
+		}
+		bd, err := openBound(ctx, *dir)
+		if err != nil {
+			return err
+		}
+		defer bd.Close()
+		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{})
+		if err != nil {
+			return fmt.Errorf("sync (pull) %s from %s: %w", *dir, bd.cfg.URL, err)
+		}
+		pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md})
+		if err != nil {
+			return err
+		}
+		total := sumStats(pulled, pushed)
+		out := map[string]any{"op": "sync", "seq": total.Seq, "pull": pulled, "push": pushed,
+			"files": total.Files, "bytes": total.Bytes, "requests": total.Requests, "local": total.Local, "ms": total.Ms}
+		if err := c.result(out, func() { c.printStats(pulled); c.printStats(pushed) }); err != nil {
+			return err
+		}
+		return conflicted(total)
+	},
+}
+
+var statusCmd = &command{
+	name:    "status",
+	args:    "",
+	summary: "show marked paths, what a push would send, and whether the remote moved since the last pull",
+	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline",
+	run: func(ctx context.Context, c *cli, args []string) error {
+		fs := c.newFlags()
+		dir := dirFlag(fs)
+		offline := fs.Bool("offline", false, "send no request: skip the remote check and the planned push")
+		if _, err := c.parse(fs, args, 0, 0); err != nil {
+			return err
+		}
+		bd, err := openBound(ctx, *dir)
+		if err != nil {
+			return err
+		}
+		defer bd.Close()
+		st, err := bd.s.Status(ctx, !*offline)
+		if err != nil {
+			return fmt.Errorf("status of %s: %w", *dir, err)
+		}
+		out := map[string]any{"op": "status", "dir": bd.dir, "url": bd.cfg.URL, "status": st}
+		var plan *syncer.Stats
+		if !*offline {
+			// What `silt push` would do: a dry run over the whole cache,
+			// against the remote index.
+			p, err := bd.s.Push(ctx, syncer.PushOptions{DryRun: true, All: true})
+			if err != nil {
+				return fmt.Errorf("status of %s (planning a push): %w", *dir, err)
+			}
+			plan = &p
+			out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts}
+		}
+		return c.result(out, func() {
+			c.printf("cache %s <-> %s\n", bd.dir, bd.cfg.URL)
+			if plan != nil {
+				c.printf("unpushed: %d to upload, %d to delete, %d conflicts\n", plan.Files.Uploaded, plan.Files.Deleted, plan.Files.Conflicts)
+				for _, cf := range plan.Conflicts {
+					c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
+				}
+			}
+			c.printf("marked dirty: %d paths", len(st.Dirty))
+			if st.Overflow {
+				c.printf(" (overflowed: the next push walks everything)")
+			}
+			c.printf("\n")
+			for _, p := range st.Dirty {
+				c.printf("  %s\n", p)
+			}
+			switch {
+			case *offline:
+				c.printf("remote: not checked (--offline); last seen seq %d\n", st.SeenSeq)
+			case st.RemoteMoved:
+				c.printf("remote: moved from seq %d to %d; run silt pull\n", st.SeenSeq, st.RemoteSeq)
+			default:
+				c.printf("remote: up to date at seq %d\n", st.RemoteSeq)
+			}
+		})
+	},
+}
+
+var hydrateCmd = &command{
+	name:    "hydrate",
+	args:    "PATH...",
+	summary: "download files a --metadata-only pull left out",
+	example: "silt hydrate --dir ./cache data/acme/bert/state/3/raw",
+	run: func(ctx context.Context, c *cli, args []string) error {
+		fs := c.newFlags()
+		dir := dirFlag(fs)
+		paths, err := c.parse(fs, args, 1, -1)
+		if err != nil {
+			return err
+		}
+		bd, err := openBound(ctx, *dir)
+		if err != nil {
+			return err
+		}
+		defer bd.Close()
+		total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
+		for _, p := range paths {
+			ok, st, err := bd.s.HydrateFile(ctx, p)
+			total = sumStats(total, st)
+			if err != nil {
+				return fmt.Errorf("hydrate %s in %s: %w", p, *dir, err)
+			}
+			if !ok {
+				return withHint(fmt.Errorf("hydrate %s: no committed entry in %s", p, bd.cfg.URL),
+					"list what the index holds with: silt ls "+bd.cfg.URL)
+			}
+		}
+		return c.result(total, func() { c.printStats(total) })
+	},
+}
