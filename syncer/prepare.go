@@ -179,6 +179,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, remote map[
 	b := o.backend()
 	conditional := b.Capabilities().ConditionalPut
 	var mu sync.Mutex
+	moved := 0
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)
 	for _, u := range sends {
@@ -219,6 +220,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, remote map[
 			if !sent.adopted {
 				o.add(func(st *Stats) { st.Files.Uploaded++; st.Bytes.Up += sent.size })
 			}
+			o.progress(u.path, sent.size, &moved, len(sends))
 			return nil
 		})
 	}

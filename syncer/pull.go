@@ -336,6 +336,12 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)
+	total, moved := 0, 0
+	for _, a := range plan.actions {
+		if a.kind == pullDownload {
+			total++
+		}
+	}
 	for _, a := range plan.actions {
 		switch a.kind {
 		case pullRecord:
@@ -364,6 +370,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 					return fmt.Errorf("pull %s: %w", a.path, err)
 				}
 				o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += lf.size })
+				o.progress(a.path, lf.size, &moved, total)
 				record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Version: a.entry.Version, Hydrated: true}})
 				return nil
 			})

@@ -73,6 +73,7 @@ type Conflict struct {
 // op is the bookkeeping of one running operation: its own request counter
 // over the namespace root, so concurrent callers never mix their counts.
 type op struct {
+	s     *Syncer
 	b     *wrap.Counting
 	start time.Time
 	phase time.Time
@@ -82,7 +83,19 @@ type op struct {
 
 func (s *Syncer) begin(name string) *op {
 	now := time.Now()
-	return &op{b: wrap.Count(s.root), start: now, phase: now, stats: Stats{Op: name}}
+	return &op{s: s, b: wrap.Count(s.root), start: now, phase: now, stats: Stats{Op: name}}
+}
+
+// progress tells Config.Progress that one more of total files moved.
+func (o *op) progress(p string, size int64, done *int, total int) {
+	fn := o.s.cfg.Progress
+	if fn == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	*done++
+	fn(Progress{Op: o.stats.Op, Path: p, Bytes: size, Done: *done, Total: total})
 }
 
 func (o *op) backend() backend.Backend { return o.b }

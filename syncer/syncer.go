@@ -46,9 +46,22 @@ type Config struct {
 	// Owner, with Namespace, registers the namespace to this owner (a
 	// repository id) at Open; a namespace owned by another is refused.
 	Owner string
+	// Progress, when set, is called after each file a pull or push
+	// transfers. Calls come one at a time, from transfer goroutines; it
+	// must return quickly.
+	Progress func(Progress)
 	// CommitLock serialises commits on stores without compare-and-swap
 	// (Capabilities().ConditionalPut false). Stores with it never need one.
 	CommitLock CommitLocker
+}
+
+// Progress reports one finished transfer of a running operation.
+type Progress struct {
+	Op    string // "pull" or "push"
+	Path  string // the file just transferred
+	Bytes int64  // its size
+	Done  int    // files transferred so far in this operation
+	Total int    // files this operation plans to transfer
 }
 
 // CommitLocker is a distributed lock a commit can be made under. lock.Lock

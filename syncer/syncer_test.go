@@ -1,12 +1,15 @@
 package syncer_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/fs"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/conformance"
+	"github.com/siltsync/silt/syncer"
 )
 
 func memBackend(t *testing.T) backend.Backend { return mem.New() }
@@ -31,4 +34,39 @@ func TestSeed2590_ScopedPullIsBoundedByScope_50k(t *testing.T) {
 		sizes = []int{1_000, 5_000}
 	}
 	conformance.CheckScopedPullBounded(t, memBackend, sizes, 0)
+}
+
+func TestSyncer_Progress_ReportsEveryTransfer(t *testing.T) {
+	store := mem.New()
+	var got []syncer.Progress
+	open := func() *syncer.Syncer {
+		s, err := syncer.Open(t.Context(), syncer.Config{Backend: store, Dir: t.TempDir(),
+			Progress: func(p syncer.Progress) { got = append(got, p) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a := open()
+	for _, p := range []string{"x/1", "x/2", "x/3"} {
+		if err := os.MkdirAll(filepath.Join(a.Root(), "x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(a.Root(), p), []byte(p), 0o644)
+	}
+	a.MarkDirty("x")
+	if _, err := a.Push(t.Context(), syncer.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[2].Done != 3 || got[2].Total != 3 || got[0].Op != "push" {
+		t.Errorf("push progress = %+v", got)
+	}
+	got = nil
+	if _, err := open().Pull(t.Context(), syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[2].Done != 3 || got[0].Op != "pull" || got[0].Bytes != 3 {
+		t.Errorf("pull progress = %+v", got)
+	}
 }
