@@ -83,7 +83,11 @@ type op struct {
 
 func (s *Syncer) begin(name string) *op {
 	now := time.Now()
-	return &op{s: s, b: wrap.Count(s.root), start: now, phase: now, stats: Stats{Op: name}}
+	o := &op{s: s, b: wrap.Count(s.root), start: now, phase: now, stats: Stats{Op: name}}
+	// An operation that sends no request reports the last sequence this
+	// cache saw; one that reads or writes the manifest overwrites it.
+	_ = s.st.view(func(t stx) error { o.stats.Seq = t.metaUint(metaSeenSeq); return nil })
+	return o
 }
 
 // progress tells Config.Progress that one more of total files moved.

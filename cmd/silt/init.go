@@ -78,8 +78,9 @@ func (bd *bound) Close() {
 	bd.b.Close()
 }
 
-// openBound opens the cache directory dir through its binding.
-func openBound(ctx context.Context, dir string) (*bound, error) {
+// openBound opens the cache directory dir through its binding, with a
+// progress bar when stderr is a terminal.
+func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 	cfg, err := readBinding(dir)
 	if err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func openBound(ctx context.Context, dir string) (*bound, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace})
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress()})
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open cache %s: %w", dir, err)

@@ -56,7 +56,7 @@ var pullCmd = &command{
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
 		}
-		bd, err := openBound(ctx, *dir)
+		bd, err := c.openBound(ctx, *dir)
 		if err != nil {
 			return err
 		}
@@ -91,7 +91,7 @@ var pushCmd = &command{
 		if err != nil {
 			return err
 		}
-		bd, err := openBound(ctx, *dir)
+		bd, err := c.openBound(ctx, *dir)
 		if err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ var syncCmd = &command{
 		if err != nil {
 			return err
 		}
-		bd, err := openBound(ctx, *dir)
+		bd, err := c.openBound(ctx, *dir)
 		if err != nil {
 			return err
 		}
@@ -179,7 +179,7 @@ var statusCmd = &command{
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
 		}
-		bd, err := openBound(ctx, *dir)
+		bd, err := c.openBound(ctx, *dir)
 		if err != nil {
 			return err
 		}
@@ -240,7 +240,7 @@ var hydrateCmd = &command{
 		if err != nil {
 			return err
 		}
-		bd, err := openBound(ctx, *dir)
+		bd, err := c.openBound(ctx, *dir)
 		if err != nil {
 			return err
 		}
