@@ -133,3 +133,19 @@ func WithLock[T any](ctx context.Context, l *Lock, fn func(ctx context.Context, 
 	}()
 	return fn(lease.Context(), lease)
 }
+
+// LockCommit acquires the lock for one commit and returns its key, the
+// fencing token the commit records, and the release function. It makes a
+// *Lock usable as syncer.Config.CommitLock for stores without
+// compare-and-swap.
+func (l *Lock) LockCommit(ctx context.Context) (key string, token uint64, release func(), err error) {
+	lease, err := l.Acquire(ctx)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	release = func() {
+		// Released even when ctx was cancelled: the commit is over either way.
+		_ = lease.Release(context.WithoutCancel(ctx))
+	}
+	return l.key, lease.Token(), release, nil
+}

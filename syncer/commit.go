@@ -69,12 +69,12 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 		}
 		// No compare-and-swap: the lock makes read-merge-write exclusive,
 		// and its fencing token keeps a holder that lost it from writing.
-		f, release, err := s.cfg.CommitLock.LockCommit(ctx)
+		key, token, release, err := s.cfg.CommitLock.LockCommit(ctx)
 		if err != nil {
 			return commitResult{}, fmt.Errorf("commit lock: %w", err)
 		}
 		defer release()
-		fence = &f
+		fence = &Fence{Key: key, Token: token}
 		first = nil
 	}
 	for attempt := 0; ; attempt++ {

@@ -64,12 +64,12 @@ type Progress struct {
 	Total int    // files this operation plans to transfer
 }
 
-// CommitLocker is a distributed lock a commit can be made under. lock.Lock
-// satisfies it through lock.CommitLocker.
+// CommitLocker is a distributed lock a commit can be made under;
+// *lock.Lock satisfies it.
 type CommitLocker interface {
 	// LockCommit holds the lock until release is called, and returns the
-	// fencing token of this hold.
-	LockCommit(ctx context.Context) (fence Fence, release func(), err error)
+	// lock's key and the fencing token of this hold.
+	LockCommit(ctx context.Context) (key string, token uint64, release func(), err error)
 }
 
 // Syncer keeps one local directory in sync with one bucket (namespace). Its
