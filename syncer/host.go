@@ -119,7 +119,7 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if hasRec && rec.Hydrated && lf.exists && lf.size == rec.Size && lf.mtimeNs == rec.MtimeNs {
+	if hasRec && rec.unchanged(lf) {
 		return true, nil
 	}
 	if lf.exists {
@@ -147,7 +147,7 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 		}
 		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += got.size })
 		return true, s.st.update(func(t stx) error {
-			return t.putFile(p, fileRecord{Size: got.size, SHA256: entry.SHA256, MtimeNs: got.mtimeNs, Version: entry.Version, Hydrated: true})
+			return t.putFile(p, fileRecord{Size: got.size, SHA256: entry.SHA256, MtimeNs: got.mtimeNs, Version: entry.Version, Hydrated: true, VerifiedNs: now()})
 		})
 	}
 	return false, fmt.Errorf("hydrate %s: object does not match the committed index (an interrupted write?)", p)

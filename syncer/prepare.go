@@ -78,7 +78,7 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 		e, inRemote := remote[u.path]
 		switch {
 		case inRemote && e.SHA256 == u.sha:
-			pm.touch = append(pm.touch, pullDone{u.path, &fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Version: e.Version, Hydrated: true}})
+			pm.touch = append(pm.touch, pullDone{u.path, &fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Version: e.Version, Hydrated: true, VerifiedNs: now()}})
 			o.add(func(st *Stats) { st.Files.Unchanged++ })
 		case inRemote && (!u.hasRec || e.Version != u.rec.Version):
 			pm.keep[u.path] = true
@@ -209,7 +209,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, remote map[
 			defer mu.Unlock()
 			pm.upserts[u.path] = Entry{Size: sent.size, SHA256: sent.sha, Version: info.Version}
 			pm.bases[u.path] = remote[u.path].Version
-			rec := fileRecord{Size: sent.size, SHA256: sent.sha, MtimeNs: u.local.mtimeNs, Version: info.Version, Hydrated: true}
+			rec := fileRecord{Size: sent.size, SHA256: sent.sha, MtimeNs: u.local.mtimeNs, Version: info.Version, Hydrated: true, VerifiedNs: now()}
 			if sent.sha != u.sha {
 				// The file changed while it was read: what was sent is
 				// committed, and the path stays dirty for the next push.

@@ -308,7 +308,7 @@ func (s *Syncer) decideRemoved(o *op, p string, rec fileRecord, d dirtySet) (pul
 // localSHA returns the content hash of the local file, trusting the record
 // only when size and mtime still match what this machine verified.
 func (s *Syncer) localSHA(p string, lf localFile, rec fileRecord, synced bool) (string, error) {
-	if synced && lf.size == rec.Size && lf.mtimeNs == rec.MtimeNs {
+	if synced && rec.unchanged(lf) {
 		return rec.SHA256, nil
 	}
 	sum, _, err := s.local.hash(p)
@@ -345,7 +345,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	for _, a := range plan.actions {
 		switch a.kind {
 		case pullRecord:
-			record(pullDone{a.path, &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Version: a.entry.Version, Hydrated: true}})
+			record(pullDone{a.path, &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Version: a.entry.Version, Hydrated: true, VerifiedNs: now()}})
 		case pullLazy:
 			record(pullDone{a.path, &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256, Version: a.entry.Version}})
 		case pullForget:
@@ -371,7 +371,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 				}
 				o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += lf.size })
 				o.progress(a.path, lf.size, &moved, total)
-				record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Version: a.entry.Version, Hydrated: true}})
+				record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Version: a.entry.Version, Hydrated: true, VerifiedNs: now()}})
 				return nil
 			})
 		}

@@ -103,7 +103,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 		seen[p] = true
 		o.add(func(st *Stats) { st.Local.Examined++ })
 		rec, hasRec := t.file(p)
-		if hasRec && rec.Hydrated && lf.size == rec.Size && lf.mtimeNs == rec.MtimeNs {
+		if hasRec && rec.unchanged(lf) {
 			return nil // unchanged since this machine verified it
 		}
 		sum, hashed, err := s.local.hash(p)
@@ -111,7 +111,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 			return fmt.Errorf("push: %w", err)
 		}
 		if hasRec && rec.Hydrated && sum == rec.SHA256 {
-			rec.MtimeNs, rec.Size = hashed.mtimeNs, hashed.size
+			rec.MtimeNs, rec.Size, rec.VerifiedNs = hashed.mtimeNs, hashed.size, now()
 			lp.touch = append(lp.touch, pullDone{p, &rec})
 			return nil
 		}

@@ -28,7 +28,25 @@ type fileRecord struct {
 	MtimeNs  int64           `json:"mtime"`   // local mtime when last verified
 	Version  backend.Version `json:"version"` // remote version synced with
 	Hydrated bool            `json:"hydrated"`
+	// VerifiedNs is when the content was last checked (hashed or
+	// downloaded). A file whose mtime is that close to it could have been
+	// rewritten within the same timestamp tick, so its mtime proves nothing.
+	VerifiedNs int64 `json:"verified"`
 }
+
+// racyWindow covers the coarsest common timestamp granularity (FAT's 2 s);
+// git calls files inside it "racily clean".
+const racyWindow = int64(2 * time.Second)
+
+// unchanged reports whether a stat proves the local file still holds what
+// r recorded: same size and mtime, and the mtime not racily close to the
+// verification. Otherwise the caller hashes.
+func (r fileRecord) unchanged(lf localFile) bool {
+	return r.Hydrated && lf.exists && lf.size == r.Size && lf.mtimeNs == r.MtimeNs && r.VerifiedNs-r.MtimeNs >= racyWindow
+}
+
+// now is the verification time stamped on new records.
+func now() int64 { return time.Now().UnixNano() }
 
 var (
 	bucketFiles  = []byte("files")  // path -> fileRecord
