@@ -87,3 +87,58 @@ func TestSyncer_CommitUnderLock_StoreWithoutCAS(t *testing.T) {
 	}
 	conformance.CheckRemote(t, store, "")
 }
+
+// Without compare-and-swap two writers can both upload the same path
+// outside the lock; the second commit must then fail clearly, not record a
+// version the store no longer holds.
+func TestSyncer_CommitPush_StaleManifestFailsClearly(t *testing.T) {
+	bkt := memblob.OpenBucket(nil)
+	t.Cleanup(func() { bkt.Close() })
+	store := blob.New(bkt, blob.Config{AtomicCreate: true, ListAfterWrite: true})
+	locks := mem.New()
+	ctx := context.Background()
+	open := func() *syncer.Syncer {
+		l, err := lock.New(locks, ".silt/locks/commit", lock.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := syncer.Open(ctx, syncer.Config{Backend: store, Dir: t.TempDir(), CommitLock: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	write := func(s *syncer.Syncer, content string) {
+		if err := os.WriteFile(filepath.Join(s.Root(), "p"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MarkDirty("p"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := open(), open()
+	write(a, "a1")
+	if _, err := a.Push(ctx, syncer.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Pull(ctx, syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	write(a, "a2")
+	pa, _, err := a.PreparePush(ctx, syncer.PushOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(b, "b2")
+	pb, _, err := b.PreparePush(ctx, syncer.PushOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CommitPush(ctx, pa, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CommitPush(ctx, pb, nil); !errors.Is(err, syncer.ErrStalePush) {
+		t.Errorf("second commit: %v, want ErrStalePush", err)
+	}
+}
