@@ -85,9 +85,9 @@ func (s *Syncer) finishPush(pm *prepared, res *commitResult) error {
 				return err
 			}
 		}
-		return t.clearDirty(pm.d, func(q string) bool {
+		return t.clearDirty(pm.d, len(pm.keep) == 0, func(q string) bool {
 			for k := range pm.keep {
-				if under(k, q) || pm.d.overflow || pm.d.bulk {
+				if under(k, q) {
 					return false
 				}
 			}

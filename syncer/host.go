@@ -93,7 +93,8 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 
 // HydrateFile downloads one file that a MetadataOnly pull left behind (or
 // any committed file), atomically. It returns false when the path has no
-// committed entry. A hydrated, unchanged local copy costs no request.
+// committed entry. A file already present locally is left as it is and
+// costs no request.
 func (s *Syncer) HydrateFile(ctx context.Context, path string) (bool, Stats, error) {
 	p, err := normalizePath(path)
 	if err == nil && p == "" {
@@ -119,11 +120,8 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if hasRec && rec.unchanged(lf) {
-		return true, nil
-	}
 	if lf.exists {
-		return false, &PathError{Path: p, Reason: "a local file not from sync is in the way"}
+		return true, nil // present: hydrating never overwrites a local copy
 	}
 	// The recorded version first: one request when it is still current.
 	entry, known := Entry{Size: rec.Size, SHA256: rec.SHA256, Version: rec.Version}, hasRec

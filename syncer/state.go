@@ -265,8 +265,9 @@ func (t stx) markDirty(p string, cap int) error {
 
 // clearDirty removes the marks of snapshot d that were not renewed since,
 // and only those whose paths done accepts: a mark made during a push, or one
-// the push could not finish, stays for the next push.
-func (t stx) clearDirty(d dirtySet, done func(p string) bool) error {
+// the push could not finish, stays for the next push. The bulk and overflow
+// flags go only when whole is true: nothing the walk found was left behind.
+func (t stx) clearDirty(d dirtySet, whole bool, done func(p string) bool) error {
 	b := t.tx.Bucket(bucketDirty)
 	for p := range d.paths {
 		cur := b.Get([]byte(p))
@@ -277,7 +278,7 @@ func (t stx) clearDirty(d dirtySet, done func(p string) bool) error {
 		}
 	}
 	for _, k := range [][]byte{metaOverflow, metaBulk} {
-		if v := t.metaUint(k); v != 0 && v <= d.upTo {
+		if v := t.metaUint(k); whole && v != 0 && v <= d.upTo {
 			if err := t.setMetaUint(k, 0); err != nil {
 				return err
 			}
