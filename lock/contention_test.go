@@ -102,7 +102,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopEmulators()
+	os.Exit(code)
 }
 
 // childMain is one contending process: acquire, read the counter file,

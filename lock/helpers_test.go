@@ -14,8 +14,8 @@ import (
 	"github.com/siltsync/silt/lock"
 )
 
-// factory makes a fresh, empty store for one test. S3 and GCS emulator
-// factories go here when their backends land.
+// factory makes a fresh, empty store for one test; the S3 and GCS ones
+// are in-process emulators (emulators_test.go).
 type factory struct {
 	name string
 	// cas: the store decides races by compare-and-swap, so the tests of
@@ -29,6 +29,8 @@ var factories = []factory{
 	{"mem-create-only", false, func(*testing.T) backend.Backend { return createOnly{mem.New()} }},
 	{"fs", true, newFS},
 	{"fs-create-only", false, func(t *testing.T) backend.Backend { return createOnly{newFS(t)} }},
+	{"s3", true, newS3},
+	{"gcs", true, newGCS},
 }
 
 func newFS(t *testing.T) backend.Backend {

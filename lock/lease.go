@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -68,19 +69,25 @@ func (le *Lease) Lost() <-chan struct{} { return le.lost }
 // lease is lost (with cause ErrLost) or released.
 func (le *Lease) Context() context.Context { return le.ctx }
 
+// isLost reports a loss seen through either signal: markLost cancels the
+// context before it closes lost, so fn may see its context end with cause
+// ErrLost a moment before lost closes. The channel still counts for a
+// context whose parent was cancelled first, keeping its own cause.
 func (le *Lease) isLost() bool {
 	select {
 	case <-le.lost:
 		return true
 	default:
-		return false
+		return errors.Is(context.Cause(le.ctx), ErrLost)
 	}
 }
 
 func (le *Lease) markLost() {
 	le.lose.Do(func() {
-		close(le.lost)
+		// Cancel first: whoever sees Lost closed must find the context
+		// already cancelled with cause ErrLost.
 		le.cancel(ErrLost)
+		close(le.lost)
 	})
 }
 
