@@ -37,11 +37,18 @@ type Cond struct {
 // IsZero reports whether c is unconditional.
 func (c Cond) IsZero() bool { return !c.IfAbsent && c.IfMatch == "" }
 
-// GetOptions modify a Get.
+// GetOptions modify a Get. At most one of IfMatch and IfNoneMatch may be
+// set.
 type GetOptions struct {
 	// IfMatch reads the object only at this version; when the object has
 	// moved on (or is gone) Get fails with ErrPrecondition.
 	IfMatch Version
+	// IfNoneMatch reads the object only if it is no longer at this
+	// version; when it still is, Get fails with ErrNotModified and sends
+	// no body (S3 If-None-Match, GCS ifGenerationNotMatch), so an
+	// unchanged object costs one small request. A missing object is
+	// ErrNotExist as usual.
+	IfNoneMatch Version
 }
 
 // ListOptions modify a List.

@@ -14,6 +14,10 @@ var ErrNotExist = errors.New("object does not exist")
 // for IfMatch.
 var ErrPrecondition = errors.New("precondition failed")
 
+// ErrNotModified is returned by Get when GetOptions.IfNoneMatch names the
+// object's current version: the caller's copy is current.
+var ErrNotModified = errors.New("object not modified")
+
 // ErrNotSupported is returned when a backend is asked for something its
 // Capabilities say it cannot do.
 var ErrNotSupported = errors.New("not supported by this backend")

@@ -92,6 +92,8 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key, Err: backend.ErrNotExist}
 	case opts.IfMatch != "" && opts.IfMatch != o.version:
 		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key, Err: backend.ErrPrecondition}
+	case opts.IfNoneMatch != "" && opts.IfNoneMatch == o.version:
+		return nil, info(key, o), &backend.Error{Op: "get", Key: key, Err: backend.ErrNotModified}
 	}
 	return io.NopCloser(bytes.NewReader(o.data)), info(key, o), nil
 }
