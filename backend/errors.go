@@ -50,7 +50,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // the same request is sent again. Precondition failures, missing keys and
 // cancelled contexts are never retryable.
 func IsRetryable(err error) bool {
-	if err == nil || errors.Is(err, ErrPrecondition) || errors.Is(err, ErrNotExist) || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, ErrPrecondition) || errors.Is(err, ErrNotExist) || errors.Is(err, ErrNotModified) || errors.Is(err, context.Canceled) {
 		return false
 	}
 	var e *Error
