@@ -83,7 +83,7 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 			snap = *first
 		} else {
 			var err error
-			if snap, err = readManifest(ctx, b); err != nil {
+			if snap, err = s.readManifest(ctx, b); err != nil {
 				return commitResult{}, err
 			}
 		}
@@ -120,6 +120,7 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 		}
 		if err == nil {
 			res.snap = snapshot{m: next, version: info.Version}
+			s.mcache = manifestCache{data: data, version: info.Version} // our own write's version
 			return res, nil
 		}
 		if !backend.IsPrecondition(err) {

@@ -73,6 +73,9 @@ func (s *Syncer) finishPush(pm *prepared, res *commitResult) error {
 			if err := t.setMetaUint(metaSeenSeq, res.snap.m.Seq); err != nil {
 				return err
 			}
+			if err := t.saveManifest(s.mcache); err != nil {
+				return err
+			}
 			m := res.snap.m
 			for j, ref := range m.Shards {
 				if base, ok := res.rebased[ref.ID]; ok && t.synced(base) {

@@ -81,7 +81,7 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 	slices.Sort(st.Dirty)
 	_ = s.st.view(func(t stx) error { st.SeenSeq = t.metaUint(metaSeenSeq); return nil })
 	if remote {
-		snap, err := readManifest(ctx, o.backend())
+		snap, err := s.readManifest(ctx, o.backend())
 		if err != nil {
 			return st, err
 		}
@@ -153,7 +153,7 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 
 // lookup returns the committed entry of p: the manifest and one shard.
 func (s *Syncer) lookup(ctx context.Context, o *op, p string) (Entry, bool, error) {
-	snap, err := readManifest(ctx, o.backend())
+	snap, err := s.readManifest(ctx, o.backend())
 	if err != nil || len(snap.m.Shards) == 0 {
 		return Entry{}, false, err
 	}

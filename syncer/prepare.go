@@ -129,7 +129,7 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 // remoteEntries reads the manifest and the shards that hold the planned
 // paths, and returns the committed entries of those paths.
 func (s *Syncer) remoteEntries(ctx context.Context, o *op, pm *prepared, lp localPlan) (map[string]Entry, error) {
-	snap, err := readManifest(ctx, o.backend())
+	snap, err := s.readManifest(ctx, o.backend())
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ type pullPlan struct {
 
 func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions) (again bool, err error) {
 	b := o.backend()
-	snap, err := readManifest(ctx, b)
+	snap, err := s.readManifest(ctx, b)
 	if err != nil {
 		return false, err
 	}
@@ -123,6 +123,9 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 		if err := t.setMetaUint(metaSeenSeq, m.Seq); err != nil {
 			return err
 		}
+		if err := t.saveManifest(s.mcache); err != nil {
+			return err
+		}
 		if err := applyPull(t, done); err != nil {
 			return err
 		}
@@ -160,7 +163,7 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 	}
 	// Objects moved on under the manifest we read: read it again, never
 	// install bytes the index does not vouch for.
-	now, err := readManifest(ctx, b)
+	now, err := s.readManifest(ctx, b)
 	if err != nil {
 		return false, err
 	}

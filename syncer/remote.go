@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -31,6 +32,60 @@ func readManifest(ctx context.Context, b backend.Backend) (snapshot, error) {
 		return snapshot{}, err
 	}
 	return snapshot{m: m, version: info.Version}, nil
+}
+
+// manifestCache is the last manifest this cache read or wrote, with the
+// version from the same response (or from its own write). It lets a read
+// of an unchanged manifest cost one bodyless conditional request.
+type manifestCache struct {
+	data    []byte
+	version backend.Version
+}
+
+// readManifest reads the manifest conditionally on the cached version.
+// The cached bytes are used only when the store says they are current.
+func (s *Syncer) readManifest(ctx context.Context, b backend.Backend) (snapshot, error) {
+	c := s.mcache
+	if c.version == "" {
+		return s.readManifestFresh(ctx, b)
+	}
+	data, info, err := backend.ReadAll(ctx, b, manifestKey, backend.GetOptions{IfNoneMatch: c.version}, maxIndexObject)
+	switch {
+	case errors.Is(err, backend.ErrNotModified):
+		m, derr := decodeManifest(c.data)
+		if derr != nil { // a damaged local copy: ask for the bytes
+			s.mcache = manifestCache{}
+			return s.readManifestFresh(ctx, b)
+		}
+		return snapshot{m: m, version: c.version}, nil
+	case backend.IsNotExist(err):
+		s.mcache = manifestCache{}
+		return snapshot{m: &Manifest{Format: FormatVersion}}, nil
+	case err != nil:
+		return snapshot{}, fmt.Errorf("read manifest: %w", err)
+	}
+	return s.remember(data, info.Version)
+}
+
+func (s *Syncer) readManifestFresh(ctx context.Context, b backend.Backend) (snapshot, error) {
+	data, info, err := backend.ReadAll(ctx, b, manifestKey, backend.GetOptions{}, maxIndexObject)
+	if backend.IsNotExist(err) {
+		return snapshot{m: &Manifest{Format: FormatVersion}}, nil
+	}
+	if err != nil {
+		return snapshot{}, fmt.Errorf("read manifest: %w", err)
+	}
+	return s.remember(data, info.Version)
+}
+
+// remember decodes manifest bytes and caches them with their version.
+func (s *Syncer) remember(data []byte, v backend.Version) (snapshot, error) {
+	m, err := decodeManifest(data)
+	if err != nil {
+		return snapshot{}, err
+	}
+	s.mcache = manifestCache{data: data, version: v}
+	return snapshot{m: m, version: v}, nil
 }
 
 // shards loads shard objects by id: from this operation's memory, then the

@@ -63,6 +63,8 @@ var (
 	metaBulk     = []byte("bulk")     // MarkAllDirty: full walk, no deletions
 	metaMarkAll  = []byte("bulkmark") // mark number of the latest bulk mark
 	metaSeenSeq  = []byte("seenseq")  // last manifest seq read or written here
+	metaManifest = []byte("manifest") // last manifest bytes read or written here
+	metaManifVer = []byte("manifestversion")
 )
 
 // state is the per-machine record, in one bbolt file under DIR/.silt/.
@@ -312,3 +314,27 @@ func (t stx) setIntent(p string) error { return t.tx.Bucket(bucketIntent).Put([]
 func (t stx) hadIntent(p string) bool { return t.tx.Bucket(bucketIntent).Get([]byte(p)) != nil }
 
 func (t stx) clearIntent(p string) error { return t.tx.Bucket(bucketIntent).Delete([]byte(p)) }
+
+// manifest returns the cached manifest, if any.
+func (t stx) manifest() manifestCache {
+	b := t.tx.Bucket(bucketMeta)
+	data, v := b.Get(metaManifest), b.Get(metaManifVer)
+	if data == nil || len(v) == 0 {
+		return manifestCache{}
+	}
+	return manifestCache{data: append([]byte(nil), data...), version: backend.Version(v)}
+}
+
+// saveManifest persists the manifest cache, so a new process starts with a
+// conditional read too.
+func (t stx) saveManifest(c manifestCache) error {
+	b := t.tx.Bucket(bucketMeta)
+	if c.version == "" {
+		_ = b.Delete(metaManifVer)
+		return b.Delete(metaManifest)
+	}
+	if err := b.Put(metaManifest, c.data); err != nil {
+		return err
+	}
+	return b.Put(metaManifVer, []byte(c.version))
+}

@@ -81,6 +81,7 @@ type Syncer struct {
 	st     *state
 	mu     sync.Mutex // one operation at a time
 	closed bool
+	mcache manifestCache // guarded by mu; persisted with each operation's state
 }
 
 // Open binds cfg.Dir to cfg.Backend. It creates Dir if needed and opens the
@@ -141,12 +142,14 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Syncer{
+	s := &Syncer{
 		cfg:   cfg,
 		root:  root,
 		local: local{root: localRoot, tmp: filepath.Join(meta, "tmp")},
 		st:    st,
-	}, nil
+	}
+	_ = st.view(func(t stx) error { s.mcache = t.manifest(); return nil })
+	return s, nil
 }
 
 // ValidateNamespace checks a namespace name: one path segment of letters,
