@@ -95,3 +95,49 @@ func TestSyncer_Push_RacyRewriteIsNotMissed(t *testing.T) {
 		t.Errorf("push of a racy rewrite: %+v, %v; want 1 upload", st.Files, err)
 	}
 }
+
+// A local state file that cannot be read is moved aside, never deleted, and
+// the cache re-verifies by hash: nothing local is removed, nothing is
+// downloaded or uploaded again needlessly.
+func TestSyncer_CorruptLocalState_ReverifiesByHash(t *testing.T) {
+	store := mem.New()
+	dir := t.TempDir()
+	open := func() *syncer.Syncer {
+		s, err := syncer.Open(t.Context(), syncer.Config{Backend: store, Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	for _, p := range []string{"a/1", "a/2"} {
+		os.MkdirAll(filepath.Join(s.Root(), "a"), 0o755)
+		os.WriteFile(filepath.Join(s.Root(), p), []byte(p), 0o644)
+	}
+	s.MarkDirty("a")
+	if _, err := s.Push(t.Context(), syncer.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	state := filepath.Join(dir, ".silt", "state.db")
+	if err := os.WriteFile(state, []byte("not a database"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = open()
+	defer s.Close()
+	aside, _ := filepath.Glob(state + ".corrupt-*")
+	if len(aside) != 1 {
+		t.Errorf("corrupt state not kept aside: %v", aside)
+	}
+	st, err := s.Pull(t.Context(), syncer.PullOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files.Downloaded != 0 || st.Files.Removed != 0 || st.Files.Unchanged != 2 {
+		t.Errorf("pull after losing local state: %+v", st.Files)
+	}
+	s.MarkAllDirty()
+	if st, err := s.Push(t.Context(), syncer.PushOptions{}); err != nil || st.Files.Uploaded != 0 {
+		t.Errorf("push after losing local state: %+v, %v", st.Files, err)
+	}
+}
