@@ -57,7 +57,7 @@ func RunBackend(t *testing.T, newBackend Factory) {
 // of the report: each check gets its own backend and relies on no other.
 func allChecks() []check {
 	var all []check
-	for _, group := range [][]check{basicChecks, listChecks, createChecks, casChecks, deleteChecks, cancelChecks, keyChecks} {
+	for _, group := range [][]check{basicChecks, conditionalGetChecks, listChecks, createChecks, casChecks, deleteChecks, cancelChecks, keyChecks} {
 		all = append(all, group...)
 	}
 	return all

@@ -119,6 +119,26 @@ func (b ignoresConds) Delete(ctx context.Context, key string, _ backend.Cond) er
 	return b.Backend.Delete(ctx, key, backend.Cond{})
 }
 
+// ignoresIfNoneMatch reads every object in full, as a store that drops
+// If-None-Match on GET would.
+type ignoresIfNoneMatch struct{ backend.Backend }
+
+func (b ignoresIfNoneMatch) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
+	opts.IfNoneMatch = ""
+	return b.Backend.Get(ctx, key, opts)
+}
+
+// notModifiedAlways answers every IfNoneMatch with ErrNotModified, changed
+// or not, and even for a missing key.
+type notModifiedAlways struct{ backend.Backend }
+
+func (b notModifiedAlways) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
+	if opts.IfNoneMatch != "" {
+		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key, Err: backend.ErrNotModified}
+	}
+	return b.Backend.Get(ctx, key, opts)
+}
+
 // dropsCondWrites reports success for a conditional Put without storing it.
 type dropsCondWrites struct{ backend.Backend }
 
@@ -214,6 +234,9 @@ func TestChecks_BrokenBackend_Fails(t *testing.T) {
 		{"Delete_IfMatchWrongVersion_FailsAndKeepsObject", ignoresConds{mem.New()}},
 		{"Delete_IfMatchMissingKey_IsErrPrecondition", ignoresConds{mem.New()}},
 		{"Put_IfMatch_SixteenWorkersTwentyIncrementsLoseNoUpdate", dropsCondWrites{mem.New()}},
+		{"Get_IfNoneMatchCurrentVersion_IsErrNotModified", ignoresIfNoneMatch{mem.New()}},
+		{"Get_IfNoneMatchStaleVersion_ReturnsTheObject", notModifiedAlways{mem.New()}},
+		{"Get_IfNoneMatchMissingKey_IsErrNotExist", notModifiedAlways{mem.New()}},
 		{"Put_CancelledContext_FailsAndStoresNothing", ignoresCtx{mem.New()}},
 		{"Put_CancelledContext_FailsAndKeepsOldObject", ignoresCtx{mem.New()}},
 		{"List_ContextCancelledInCallback_StopsWithError", ignoresCtx{mem.New()}},

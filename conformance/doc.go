@@ -52,6 +52,11 @@
 //     Cond{IfMatch} on Put and on Delete, each with current, stale, wrong
 //     and missing cases, concurrent races with exactly one winner, and a
 //     16 x 20 optimistic-concurrency counter that must lose no update.
+//   - Conditional reads: GetOptions.IfNoneMatch with the current version is
+//     [backend.ErrNotModified] with no body and is not retryable; with a
+//     stale version it returns the new object and version; on a missing
+//     key it is [backend.ErrNotExist]. Every backend must honour it; no
+//     capability gates it.
 //   - Cancellation: a cancelled Put stores nothing partial; every verb fails
 //     on a cancelled context with an error matching context.Canceled; a List
 //     cancelled from its callback stops.

@@ -89,6 +89,11 @@ func (b *Backend) getOnce(ctx context.Context, c call, opts backend.GetOptions) 
 		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: c.key,
 			Err: fmt.Errorf("version is %s, want %s: %w", info.Version, opts.IfMatch, backend.ErrPrecondition)}
 	}
+	if opts.IfNoneMatch != "" && opts.IfNoneMatch == info.Version {
+		// Decided from the first Attributes call, before any reader is
+		// opened: the object was unchanged when that call answered.
+		return nil, info, &backend.Error{Op: "get", Key: c.key, Err: backend.ErrNotModified}
+	}
 	r, err := b.b.NewReader(ctx, c.key, nil)
 	if err != nil {
 		return nil, backend.ObjectInfo{}, classify(c, err)

@@ -36,6 +36,14 @@
 // leaves one hole: a rewrite back to identical attributes (same content,
 // same modification time) between the two calls goes unseen.
 //
+// GetOptions.IfMatch and IfNoneMatch are compared with the version from
+// the first Attributes call, since the blob API has no conditional read.
+// A Get whose IfNoneMatch names that version fails with
+// [backend.ErrNotModified] (never retryable) after that one metadata
+// request and opens no reader; a missing object is [backend.ErrNotExist]
+// as usual. The version is content-derived (MD5) where the driver reports
+// one, so an object rewritten with identical bytes is "not modified".
+//
 // # URLs
 //
 // "blob+<gocloud URL>" opens the gocloud URL with blob.OpenBucket: for

@@ -38,6 +38,10 @@
 // List hash too; hashes are cached in memory by device, inode, size and
 // timestamps, but only for files changed more than two seconds earlier,
 // because a reused inode can repeat the rest of a fresh file's stamp.
+// GetOptions.IfMatch and IfNoneMatch are compared with the hash of the
+// open descriptor: a Get whose IfNoneMatch names the current hash closes
+// the file and fails with [backend.ErrNotModified] (the 304 of an HTTP
+// store), never retryable.
 //
 // Content versions have the ABA property: an object rewritten from A to B
 // and back to A has A's version again, so a compare-and-swap holding A's

@@ -139,7 +139,9 @@ func info(key string, s fileState) backend.ObjectInfo {
 
 // Get implements backend.Backend. The reader is the descriptor that was
 // hashed, so the version describes exactly the bytes it yields even if the
-// key is replaced while it is read.
+// key is replaced while it is read. GetOptions.IfNoneMatch is compared
+// with that same hash; an unchanged object still costs the hash (usually
+// cached), but no bytes are handed out.
 func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
 	f, s, err := b.openObject(ctx, "get", key)
 	switch {
@@ -150,6 +152,11 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 	case opts.IfMatch != "" && opts.IfMatch != s.version:
 		f.Close()
 		return nil, backend.ObjectInfo{}, precondition("get", key, "object is at another version")
+	case opts.IfNoneMatch != "" && opts.IfNoneMatch == s.version:
+		// Compared after hashing the open descriptor, so "unchanged"
+		// describes the very file that would have been read.
+		f.Close()
+		return nil, info(key, s), &backend.Error{Op: "get", Key: key, Err: backend.ErrNotModified}
 	}
 	return f, info(key, s), nil
 }

@@ -18,6 +18,19 @@
 // that is not a positive decimal integer cannot name a GCS object, so a
 // condition on it fails with [backend.ErrPrecondition] without a request
 // (and "0" is never sent, since GCS reads it as "does not exist").
+// GetOptions.IfNoneMatch is the exception: a version that is not a
+// generation can never be the current one, so Get reads the object as if
+// it were unset.
+//
+// GetOptions.IfNoneMatch is sent as ifGenerationNotMatch, which the client
+// library sends only on JSON API reads (storage.WithJSONReads); its default
+// XML reads drop it silently. New therefore builds its client with JSON
+// reads (which report no modification time: Get's ObjectInfo.ModTime is
+// zero; List and Stat still carry it). Get also compares the generation of
+// the response, so a client passed in Config.Client without JSON reads, or
+// an emulator that ignores the condition, still yields
+// [backend.ErrNotModified], at the cost of the start of a download instead
+// of one small 304.
 //
 // GCS allows about one mutation per second per object name; Capabilities
 // reports it so that callers batch writes to hot objects instead of
@@ -27,7 +40,9 @@
 //
 // Every error passes through one classifier (errors.go): a missing object is
 // [backend.ErrNotExist], except under a generation condition, where it is
-// [backend.ErrPrecondition] like an HTTP 412; 408, 429, 5xx and transport
+// [backend.ErrPrecondition] like an HTTP 412; 304 Not Modified (a read
+// under ifGenerationNotMatch naming the current generation) is
+// [backend.ErrNotModified], never retryable; 408, 429, 5xx and transport
 // failures are retryable [backend.Error]s; 403 is permanent and names the
 // bucket and the IAM permission the operation needs; context errors are
 // returned unchanged. The client library's own retries are switched off,
@@ -42,6 +57,7 @@
 // conditional delete deletes), so a URL opened while STORAGE_EMULATOR_HOST
 // is set reports ConditionalDelete false and refuses conditional deletes
 // with [backend.ErrNotSupported] instead of silently deleting. The emulator
-// also ignores read preconditions; Get checks the generation of the
-// response itself, so GetOptions.IfMatch holds there as well.
+// also ignores read preconditions (ifGenerationMatch and
+// ifGenerationNotMatch alike); Get checks the generation of the response
+// itself, so GetOptions.IfMatch and IfNoneMatch hold there as well.
 package gcs

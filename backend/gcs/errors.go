@@ -65,6 +65,10 @@ func classify(c call, err error) error {
 		switch {
 		case ge.Code == http.StatusPreconditionFailed:
 			return precondition()
+		case ge.Code == http.StatusNotModified:
+			// A read under ifGenerationNotMatch naming the current
+			// generation: the caller's copy is current.
+			return permanent(fmt.Errorf("%w (%w)", backend.ErrNotModified, err))
 		case ge.Code == http.StatusNotFound && c.conditional:
 			return precondition()
 		case ge.Code == http.StatusNotFound:

@@ -157,6 +157,42 @@ func TestClassify_ScriptedStatuses(t *testing.T) {
 	}
 }
 
+// TestClassify_304OnGetIsNotModified answers a conditional read with 304,
+// as GCS does when ifGenerationNotMatch names the current generation, over
+// both the client's XML and JSON read paths.
+func TestClassify_304OnGetIsNotModified(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotModified)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name string
+		opts []option.ClientOption
+	}{{"xml", nil}, {"json", []option.ClientOption{storage.WithJSONReads()}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := append([]option.ClientOption{option.WithEndpoint(srv.URL + "/storage/v1/"), option.WithoutAuthentication()}, tc.opts...)
+			client, err := storage.NewClient(context.Background(), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			b, err := gcs.New(context.Background(), gcs.Config{Bucket: "scripted-bucket", Client: client})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc, _, err := b.Get(context.Background(), "k", backend.GetOptions{IfNoneMatch: "7"})
+			if rc != nil {
+				rc.Close()
+				t.Error("304 returned a reader")
+			}
+			var be *backend.Error
+			if !errors.Is(err, backend.ErrNotModified) || backend.IsRetryable(err) || backend.IsPrecondition(err) || !errors.As(err, &be) {
+				t.Fatalf("err = %v, want a permanent *backend.Error matching only ErrNotModified", err)
+			}
+		})
+	}
+}
+
 func TestClassify_403NamesPermissionPerVerb(t *testing.T) {
 	b := scripted(t, 403, "forbidden")
 	perms := map[string]string{"get": "storage.objects.get", "put": "storage.objects.create", "delete": "storage.objects.delete",

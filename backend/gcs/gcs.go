@@ -47,7 +47,10 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	}
 	client, owns := cfg.Client, false
 	if client == nil {
-		if client, err = storage.NewClient(ctx); err != nil {
+		// JSON reads, because only they carry ifGenerationNotMatch: an
+		// unchanged manifest then costs a bodyless 304. (They report no
+		// modification time on Get; nothing in silt reads it there.)
+		if client, err = storage.NewClient(ctx, storage.WithJSONReads()); err != nil {
 			return nil, fmt.Errorf("gcs: create client: %w", err)
 		}
 		owns = true
@@ -92,18 +95,33 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 		want = g
 		obj = obj.If(storage.Conditions{GenerationMatch: g})
 	}
+	// A version that is not a generation (from another store) can never
+	// be current, so it sets no condition and the object is read.
+	var unwanted int64
+	if g, err := strconv.ParseInt(string(opts.IfNoneMatch), 10, 64); err == nil && g > 0 && want == 0 {
+		unwanted = g
+		obj = obj.If(storage.Conditions{GenerationNotMatch: g})
+	}
+	// Only IfMatch makes a missing object a precondition failure; under
+	// IfNoneMatch it is ErrNotExist as usual.
 	c := b.call("get", key, want != 0)
 	r, err := obj.NewReader(ctx)
 	if err != nil {
 		return nil, backend.ObjectInfo{}, classify(c, err)
 	}
-	// Checked here too because emulators ignore read preconditions; the
-	// generation comes from the same response as the bytes, so this is
-	// exact, not a race.
-	if want != 0 && r.Attrs.Generation != want {
+	// Checked here too because emulators ignore read preconditions, and
+	// the client sends ifGenerationNotMatch only on JSON reads (see the
+	// package doc); the generation comes from the same response as the
+	// bytes, so this is exact, not a race.
+	switch {
+	case want != 0 && r.Attrs.Generation != want:
 		r.Close()
 		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key,
 			Err: fmt.Errorf("generation is %d, want %d: %w", r.Attrs.Generation, want, backend.ErrPrecondition)}
+	case unwanted != 0 && r.Attrs.Generation == unwanted:
+		r.Close()
+		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key,
+			Err: fmt.Errorf("generation is still %d: %w", unwanted, backend.ErrNotModified)}
 	}
 	info := backend.ObjectInfo{Key: key, Size: r.Attrs.Size, Version: version(r.Attrs.Generation), ModTime: r.Attrs.LastModified}
 	return &reader{r: r, c: c}, info, nil

@@ -37,6 +37,9 @@
 // One function, classify in errors.go, maps every SDK error:
 //
 //   - 412 PreconditionFailed is [backend.ErrPrecondition].
+//   - 304 Not Modified (a GET whose If-None-Match, from
+//     GetOptions.IfNoneMatch, names the current ETag) is
+//     [backend.ErrNotModified], never retryable.
 //   - 404 NoSuchKey is [backend.ErrNotExist], except on a request that
 //     carried If-Match, where AWS answers 404 for a missing key and the
 //     contract says [backend.ErrPrecondition].
@@ -68,4 +71,9 @@
 // ignores If-Match on CompleteMultipartUpload. Otherwise both behave like
 // AWS; CI runs the conformance suite against both (.ci/run), and
 // README.md ("Testing your store") explains how to run it against any store.
+//
+// If-None-Match on GET (GetOptions.IfNoneMatch) is honoured with 304 by
+// gofakes3, versitygw v1.8.0 and moto alike (measured). Get still compares
+// the response's ETag with it, so a gateway that drops the header costs
+// the start of a download, closed unread, not a wrong answer.
 package s3

@@ -72,6 +72,10 @@ func (b *Backend) classify(op, key string, err error) error {
 	switch {
 	case status == http.StatusPreconditionFailed:
 		return wrap(backend.ErrPrecondition)
+	case status == http.StatusNotModified:
+		// GET with If-None-Match naming the current ETag: the caller's
+		// copy is current. No body was sent; nothing to retry.
+		return wrap(backend.ErrNotModified)
 	case status == http.StatusNotFound && code == "NoSuchBucket":
 		return backend.Permanent(op, key, fmt.Errorf("bucket %q does not exist (silt never creates buckets): %w", b.cfg.Bucket, err))
 	case status == http.StatusNotFound && code == "NoSuchUpload":

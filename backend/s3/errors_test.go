@@ -63,6 +63,10 @@ var (
 		_, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{IfMatch: `"v1"`}, 0)
 		return err
 	}
+	getIfNoneMatch = func(ctx context.Context, b backend.Backend) error {
+		_, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{IfNoneMatch: `"v1"`}, 0)
+		return err
+	}
 	statPlain = func(ctx context.Context, b backend.Backend) error {
 		_, err := b.Stat(ctx, "k")
 		return err
@@ -99,6 +103,10 @@ func TestBackend_Classify_ScriptedStatuses(t *testing.T) {
 		{name: "404 on PUT If-Match is a precondition", call: putIfMatch, status: 404, code: "NoSuchKey", is: backend.ErrPrecondition, isNot: backend.ErrNotExist},
 		{name: "404 on GET If-Match is a precondition", call: getIfMatch, status: 404, code: "NoSuchKey", is: backend.ErrPrecondition, isNot: backend.ErrNotExist},
 		{name: "404 on DELETE If-Match is a precondition", call: deleteIfMatch, status: 404, code: "NoSuchKey", is: backend.ErrPrecondition, isNot: backend.ErrNotExist},
+		// S3 answers If-None-Match naming the current ETag with 304 and
+		// no body.
+		{name: "304 on GET If-None-Match is not-modified", call: getIfNoneMatch, status: 304, code: "NotModified", is: backend.ErrNotModified, isNot: backend.ErrPrecondition},
+		{name: "404 on GET If-None-Match is not-exist", call: getIfNoneMatch, status: 404, code: "NoSuchKey", is: backend.ErrNotExist, isNot: backend.ErrPrecondition},
 		{name: "404 on plain GET is not-exist", call: getPlain, status: 404, code: "NoSuchKey", is: backend.ErrNotExist, isNot: backend.ErrPrecondition},
 		{name: "404 on HEAD (no body) is not-exist", call: statPlain, status: 404, is: backend.ErrNotExist},
 		{name: "404 NoSuchBucket is permanent, not not-exist", call: getPlain, status: 404, code: "NoSuchBucket", isNot: backend.ErrNotExist, mentions: []string{`bucket "scripted"`, "does not exist"}},

@@ -60,16 +60,27 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 	if opts.IfMatch != "" {
 		in.IfMatch = aws.String(string(opts.IfMatch))
 	}
+	if opts.IfNoneMatch != "" {
+		// A 304 Not Modified answer is classified as ErrNotModified.
+		in.IfNoneMatch = aws.String(string(opts.IfNoneMatch))
+	}
 	out, err := b.client.GetObject(ctx, in)
 	if err != nil {
 		return nil, backend.ObjectInfo{}, b.classify("get", key, err)
 	}
 	v, err := version("get", key, out.ETag)
-	if err == nil && opts.IfMatch != "" && v != normalise(opts.IfMatch) {
+	switch {
+	case err != nil:
+		// No ETag: that error stands.
+	case opts.IfMatch != "" && v != normalise(opts.IfMatch):
 		// The store ignored If-Match (gofakes3 does on GET). The ETag of
 		// this very response says which bytes we hold, so the check is
 		// exact even then.
 		err = &backend.Error{Op: "get", Key: key, Err: fmt.Errorf("%w: store returned version %s", backend.ErrPrecondition, v)}
+	case opts.IfNoneMatch != "" && v == normalise(opts.IfNoneMatch):
+		// The store ignored If-None-Match and sent the unchanged object;
+		// the body is closed unread, as a 304 would have sent none.
+		err = &backend.Error{Op: "get", Key: key, Err: fmt.Errorf("%w: store ignored If-None-Match and returned version %s", backend.ErrNotModified, v)}
 	}
 	if err != nil {
 		out.Body.Close()

@@ -89,6 +89,23 @@ func TestCounting_FailedRequest_Counted(t *testing.T) {
 	}
 }
 
+// TestCounting_NotModifiedGet_OneGetNoBytes: a conditional read that finds
+// the object unchanged is still one GET request, with no body bytes.
+func TestCounting_NotModifiedGet_OneGetNoBytes(t *testing.T) {
+	m := mem.New()
+	info, err := backend.PutBytes(context.Background(), m, "k", []byte("hello"), backend.Cond{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := wrap.Count(m)
+	if _, _, err := c.Get(context.Background(), "k", backend.GetOptions{IfNoneMatch: info.Version}); !errors.Is(err, backend.ErrNotModified) {
+		t.Fatalf("err = %v, want ErrNotModified", err)
+	}
+	if got := c.Counts(); got != (wrap.Counts{Get: 1}) {
+		t.Errorf("counts = %+v, want Get 1 and no bytes", got)
+	}
+}
+
 func TestCounting_InvalidKey_NotCounted(t *testing.T) {
 	c := wrap.Count(mem.New())
 	if _, err := c.Stat(context.Background(), "../x"); !errors.Is(err, backend.ErrInvalidKey) {

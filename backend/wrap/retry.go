@@ -27,8 +27,8 @@ type RetryConfig struct {
 // error [backend.IsRetryable] accepts, waiting a random time between zero
 // and min(Max, Base·2ⁱ) before resend i+1 ("full jitter", so that clients
 // throttled together do not come back together). Precondition failures,
-// missing keys and context errors are never retried, and a wait is cut
-// short by ctx.
+// missing keys, not-modified answers to GetOptions.IfNoneMatch and context
+// errors are never retried, and a wait is cut short by ctx.
 //
 // What is resent:
 //

@@ -135,6 +135,10 @@ func TestRetry_NotRetryable_SentOnce(t *testing.T) {
 			_, err := b.Stat(ctx, "k")
 			return err
 		}, backend.ErrPrecondition},
+		{"not modified marked retryable", backend.Retryable("get", "k", backend.ErrNotModified), func(b backend.Backend) error {
+			_, _, err := b.Get(ctx, "k", backend.GetOptions{IfNoneMatch: "any"})
+			return err
+		}, backend.ErrNotModified},
 		{"permanent", backend.Permanent("stat", "k", wrap.ErrInjected), func(b backend.Backend) error {
 			_, err := b.Stat(ctx, "k")
 			return err
@@ -227,6 +231,24 @@ func TestRetry_Get_Retried(t *testing.T) {
 	}
 	if got := g.c.Counts().Get; got != 2 {
 		t.Errorf("gets sent = %d, want 2", got)
+	}
+}
+
+// TestRetry_Get_NotModifiedNotRetried: a conditional read of an unchanged
+// object is an answer, not a failure; resending it would get the same one.
+func TestRetry_Get_NotModifiedNotRetried(t *testing.T) {
+	g := newRig(wrap.RetryConfig{})
+	v := put(t, g.m, "k", "hello").Version
+	rc, _, err := g.r.Get(context.Background(), "k", backend.GetOptions{IfNoneMatch: v})
+	if rc != nil {
+		rc.Close()
+		t.Error("Get(IfNoneMatch: current) returned a reader")
+	}
+	if !errors.Is(err, backend.ErrNotModified) || backend.IsRetryable(err) {
+		t.Fatalf("err = %v, want ErrNotModified, not retryable", err)
+	}
+	if got := g.c.Counts(); got != (wrap.Counts{Get: 1}) || g.s.n() != 0 {
+		t.Errorf("counts %+v, slept %d; want one Get, no bytes, no sleep", got, g.s.n())
 	}
 }
 
