@@ -31,6 +31,7 @@ func checkSyncerPushPull_RoundTrip(t *testing.T, nb Factory) {
 	st = b.pull()
 	mustEqual(t, "downloaded again", st.Files.Downloaded, 0)
 	mustEqual(t, "requests of a no-op pull", c.Counts().Total(), int64(1))
+	mustEqual(t, "bytes of a no-op pull (a conditional manifest read)", c.Counts().BytesDown, int64(0))
 }
 
 func checkSyncerPush_NothingDirtySendsNoRequest(t *testing.T, nb Factory) {
