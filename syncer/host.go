@@ -51,37 +51,38 @@ func (lp localPlan) preview() Preview {
 	return p
 }
 
-// Status is what `silt status` shows.
+// Status is what `silt status` shows. It holds no push plan: PreviewPush
+// computes one (it walks and hashes), Status only reads local state.
 type Status struct {
 	Dirty       []string `json:"dirty"`        // marked paths
 	Overflow    bool     `json:"overflow"`     // the mark set overflowed
 	Bulk        bool     `json:"bulk"`         // MarkAllDirty is pending
-	Pending     Preview  `json:"pending"`      // what a push of the marks would send
 	SeenSeq     uint64   `json:"seen_seq"`     // last manifest seq this cache read or wrote
 	RemoteSeq   uint64   `json:"remote_seq"`   // current remote seq (when asked)
 	RemoteMoved bool     `json:"remote_moved"` // RemoteSeq != SeenSeq
 }
 
-// Status reports pending local changes and, with remote, whether the
-// remote index moved since this cache last read it (one request).
+// Status reports the pending marks without touching a file and, with
+// remote, whether the remote index moved since this cache last read it
+// (one conditional request).
 func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 	if err := s.lock(); err != nil {
 		return Status{}, err
 	}
 	defer s.mu.Unlock()
-	o := s.begin("status")
-	lp, err := s.planLocal(ctx, o, false)
-	if err != nil {
-		return Status{}, err
-	}
-	st := Status{Dirty: []string{}, Overflow: lp.d.overflow, Bulk: lp.d.bulk, Pending: lp.preview()}
-	for p := range lp.d.paths {
-		st.Dirty = append(st.Dirty, p)
-	}
+	st := Status{Dirty: []string{}}
+	_ = s.st.view(func(t stx) error {
+		d := t.dirty()
+		st.Overflow, st.Bulk = d.overflow, d.bulk
+		for p := range d.paths {
+			st.Dirty = append(st.Dirty, p)
+		}
+		st.SeenSeq = t.metaUint(metaSeenSeq)
+		return nil
+	})
 	slices.Sort(st.Dirty)
-	_ = s.st.view(func(t stx) error { st.SeenSeq = t.metaUint(metaSeenSeq); return nil })
 	if remote {
-		snap, err := s.readManifest(ctx, o.backend())
+		snap, err := s.readManifest(ctx, s.begin("status").backend())
 		if err != nil {
 			return st, err
 		}
