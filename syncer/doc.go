@@ -49,6 +49,11 @@
 //
 // # Local state
 //
+// Every access to the cache goes through one os.Root on Config.Dir: the
+// kernel refuses a path that leaves the directory through a symlink or
+// "..". (A symlink that stays inside the directory is followed; silt itself
+// syncs regular files only and never creates links.)
+//
 // DIR/.silt/state.db holds, per path, the size, sha256, local mtime,
 // remote version and hydration of what the cache holds; the shards it
 // reconciled; a verified copy of shards it has read (they are immutable);

@@ -1,6 +1,7 @@
 package syncer
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -8,18 +9,25 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strings"
 )
 
-// local is the cache directory as silt sees it: data under root, silt's
-// own files under meta (DIR/.silt), temporary downloads in meta/tmp so a
-// rename into place never crosses a filesystem.
+// local is the cache directory as silt sees it. Every access goes through
+// one os.Root opened on Config.Dir, so the kernel refuses any path that
+// would leave the directory through a symlink or "..", with no window
+// between a check and its use. Data paths live under ns ("" or
+// "{namespace}/"); temporary downloads live in .silt/tmp of the same
+// directory, so a rename into place never crosses a filesystem.
 type local struct {
-	root string // where data paths start ({Dir} or {Dir}/{namespace})
-	tmp  string
+	dir  *os.Root
+	path string // absolute directory data paths start at (Syncer.Root)
+	ns   string // prefix of data paths inside dir
 }
+
+// tmpDir holds downloads until they are verified and renamed into place.
+const tmpDir = InternalDir + "/tmp"
 
 // localFile is what a stat of one data path found.
 type localFile struct {
@@ -28,55 +36,62 @@ type localFile struct {
 	mtimeNs int64
 }
 
-func (l *local) abs(p string) string { return filepath.Join(l.root, filepath.FromSlash(p)) }
+func (l *local) name(p string) string { return l.ns + p }
 
-// checkParents refuses a path whose parent directories include a symlink
-// (or a file), so nothing silt reads or writes can land outside root.
-func (l *local) checkParents(p string) error {
-	dir := l.root
+// explain turns a failed access into a PathError naming the symlink or
+// file in the way, when that is the cause. It runs only after an error,
+// so the common path costs one system call, not one per path segment.
+func (l *local) explain(p string, err error) error {
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	dir := strings.TrimSuffix(l.ns, "/")
 	segs := strings.Split(p, "/")
 	for _, seg := range segs[:len(segs)-1] {
-		dir = filepath.Join(dir, seg)
-		fi, err := os.Lstat(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
+		dir = path.Join(dir, seg)
+		fi, lerr := l.dir.Lstat(dir)
+		switch {
+		case lerr != nil:
 			return err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return &PathError{Path: p, Reason: "a parent directory is a symlink"}
-		}
-		if !fi.IsDir() {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return &PathError{Path: p, Reason: "a parent directory is a symlink that leads out of the cache"}
+		case !fi.IsDir():
 			return &PathError{Path: p, Reason: "a parent is not a directory"}
 		}
 	}
-	return nil
+	return err
 }
 
 // stat looks at one data path. A symlink, directory or device at the path is
 // refused: silt syncs regular files only and never follows a link.
 func (l *local) stat(p string) (localFile, error) {
-	if err := l.checkParents(p); err != nil {
-		return localFile{}, err
-	}
-	fi, err := os.Lstat(l.abs(p))
+	fi, err := l.dir.Lstat(l.name(p))
 	if errors.Is(err, fs.ErrNotExist) {
 		return localFile{}, nil
 	}
 	if err != nil {
-		return localFile{}, err
+		return localFile{}, l.explain(p, err)
 	}
 	if !fi.Mode().IsRegular() {
 		return localFile{}, &PathError{Path: p, Reason: "not a regular file (" + fi.Mode().Type().String() + ")"}
 	}
-	return localFile{exists: true, size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()}, nil
+	return infoFile(fi), nil
+}
+
+func infoFile(fi fs.FileInfo) localFile {
+	return localFile{exists: true, size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()}
+}
+
+// open opens the data file at p for reading.
+func (l *local) open(p string) (*os.File, error) {
+	f, err := l.dir.Open(l.name(p))
+	return f, l.explain(p, err)
 }
 
 // hash returns the sha256 of the file at p, with the size and mtime of the
 // bytes hashed.
 func (l *local) hash(p string) (sum string, lf localFile, err error) {
-	f, err := os.Open(l.abs(p))
+	f, err := l.open(p)
 	if err != nil {
 		return "", localFile{}, err
 	}
@@ -89,34 +104,30 @@ func (l *local) hash(p string) (sum string, lf localFile, err error) {
 	if err != nil {
 		return "", localFile{}, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), localFile{exists: true, size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()}, nil
+	return hex.EncodeToString(h.Sum(nil)), infoFile(fi), nil
 }
 
 // errChecksum is returned when downloaded bytes do not match the index.
 var errChecksum = errors.New("downloaded bytes do not match the index's sha256")
 
-// install writes r to p atomically: a temp file in the same filesystem,
-// checked against wantSHA before it is renamed into place, so a reader
-// never sees a partial file and wrong bytes never enter the cache.
+// install writes r to p atomically: a temporary file, checked against
+// wantSHA before it is renamed into place, so a reader never sees a
+// partial file and wrong bytes never enter the cache.
 func (l *local) install(p string, r io.Reader, wantSHA string) (localFile, error) {
-	if err := l.checkParents(p); err != nil {
+	if err := l.dir.MkdirAll(path.Dir(l.name(p)), 0o755); err != nil {
+		return localFile{}, l.explain(p, err)
+	}
+	if err := l.dir.MkdirAll(tmpDir, 0o755); err != nil {
 		return localFile{}, err
 	}
-	dst := l.abs(p)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return localFile{}, err
-	}
-	if err := l.checkParents(p); err != nil { // MkdirAll may have raced a symlink in
-		return localFile{}, err
-	}
-	if err := os.MkdirAll(l.tmp, 0o755); err != nil {
-		return localFile{}, err
-	}
-	f, err := os.CreateTemp(l.tmp, "dl-*")
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := tmpDir + "/dl-" + hex.EncodeToString(rnd[:])
+	f, err := l.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return localFile{}, err
 	}
-	defer os.Remove(f.Name()) // no-op after a successful rename
+	defer l.dir.Remove(tmp) // fails harmlessly after a successful rename
 	h := sha256.New()
 	_, err = io.Copy(io.MultiWriter(f, h), r)
 	if err == nil {
@@ -131,26 +142,27 @@ func (l *local) install(p string, r io.Reader, wantSHA string) (localFile, error
 	if got := hex.EncodeToString(h.Sum(nil)); got != wantSHA {
 		return localFile{}, fmt.Errorf("%s: %w (got %s, want %s)", p, errChecksum, got, wantSHA)
 	}
-	if fi, err := os.Lstat(dst); err == nil && fi.IsDir() {
+	if fi, err := l.dir.Lstat(l.name(p)); err == nil && fi.IsDir() {
 		return localFile{}, &PathError{Path: p, Reason: "a local directory is in the way"}
 	}
-	if err := os.Rename(f.Name(), dst); err != nil {
-		return localFile{}, err
+	if err := l.dir.Rename(tmp, l.name(p)); err != nil {
+		return localFile{}, l.explain(p, err)
 	}
 	return l.stat(p)
 }
 
 // remove deletes the file at p and the directories it leaves empty, up to
-// (not including) root.
+// (not including) the data root.
 func (l *local) remove(p string) error {
-	if err := l.checkParents(p); err != nil {
-		return err
+	if err := l.dir.Remove(l.name(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return l.explain(p, err)
 	}
-	if err := os.Remove(l.abs(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	top := strings.TrimSuffix(l.ns, "/")
+	if top == "" {
+		top = "."
 	}
-	for dir := filepath.Dir(l.abs(p)); dir != l.root && strings.HasPrefix(dir, l.root); dir = filepath.Dir(dir) {
-		if os.Remove(dir) != nil {
+	for dir := path.Dir(l.name(p)); dir != top && dir != "."; dir = path.Dir(dir) {
+		if l.dir.Remove(dir) != nil {
 			break // not empty (or gone): stop climbing
 		}
 	}
@@ -160,55 +172,51 @@ func (l *local) remove(p string) error {
 // walk calls fn, in path order, for every regular file at or below p ("" =
 // everything). It skips silt's own directory and never follows symlinks.
 func (l *local) walk(p string, fn func(p string, lf localFile) error) error {
-	if p != "" {
-		if err := l.checkParents(p); err != nil {
-			return err
-		}
+	start := l.name(p)
+	if start == "" {
+		start = "."
 	}
-	start := l.abs(p)
-	fi, err := os.Lstat(start)
+	start = strings.TrimSuffix(start, "/")
+	fi, err := l.dir.Lstat(start)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return err
+		return l.explain(p, err)
 	}
 	if fi.Mode().IsRegular() {
-		return fn(p, localFile{exists: true, size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()})
+		return fn(p, infoFile(fi))
 	}
 	if !fi.IsDir() {
 		return nil
 	}
-	// WalkDir never follows symlinks, so below a checked start nothing can
-	// lead outside root.
 	type found struct {
 		p  string
 		lf localFile
 	}
 	var files []found
-	err = filepath.WalkDir(start, func(abs string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(l.dir.FS(), start, func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // vanished while walking
 			}
 			return err
 		}
-		rel, _ := filepath.Rel(l.root, abs)
-		rel = filepath.ToSlash(rel)
+		rel := strings.TrimPrefix(name, l.ns)
 		if d.IsDir() {
-			if rel != "." && isInternal(rel) {
-				return filepath.SkipDir
+			if name != start && isInternal(rel) {
+				return fs.SkipDir
 			}
 			return nil
 		}
 		if !d.Type().IsRegular() || validDataPath(rel) != nil {
 			return nil
 		}
-		fi, err := d.Info()
+		info, err := d.Info()
 		if err != nil {
 			return nil // vanished while walking
 		}
-		files = append(files, found{rel, localFile{exists: true, size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()}})
+		files = append(files, found{rel, infoFile(info)})
 		return nil
 	})
 	if err != nil {

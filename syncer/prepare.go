@@ -236,7 +236,7 @@ type sentFile struct {
 
 // send uploads u's file, hashing the bytes as they go out.
 func (s *Syncer) send(ctx context.Context, b backend.Backend, u upload, cond backend.Cond) (backend.ObjectInfo, sentFile, error) {
-	f, err := os.Open(s.local.abs(u.path))
+	f, err := s.local.open(u.path)
 	if err != nil {
 		return backend.ObjectInfo{}, sentFile{}, err
 	}

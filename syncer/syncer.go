@@ -142,10 +142,19 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	if err != nil {
 		return nil, err
 	}
+	cache, err := os.OpenRoot(dir)
+	if err != nil {
+		st.close()
+		return nil, fmt.Errorf("syncer: %w", err)
+	}
+	ns := ""
+	if cfg.Namespace != "" {
+		ns = cfg.Namespace + "/"
+	}
 	s := &Syncer{
 		cfg:   cfg,
 		root:  root,
-		local: local{root: localRoot, tmp: filepath.Join(meta, "tmp")},
+		local: local{dir: cache, path: localRoot, ns: ns},
 		st:    st,
 	}
 	_ = st.view(func(t stx) error { s.mcache = t.manifest(); return nil })
@@ -169,7 +178,7 @@ func ValidateNamespace(ns string) error {
 
 // Root returns the local directory data paths are relative to: Dir, or
 // Dir/{Namespace} with a namespace.
-func (s *Syncer) Root() string { return s.local.root }
+func (s *Syncer) Root() string { return s.local.path }
 
 // DefaultLazy selects files named "raw" under "data/": the large payloads a
 // MetadataOnly pull leaves for HydrateFile.
@@ -185,7 +194,7 @@ func (s *Syncer) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.st.close()
+	return errors.Join(s.local.dir.Close(), s.st.close())
 }
 
 // ErrClosed is returned by operations on a closed Syncer.
