@@ -61,7 +61,6 @@ var (
 	metaMarkSeq  = []byte("markseq")  // last mark number handed out
 	metaOverflow = []byte("overflow") // dirty set overflowed: full walk with deletions
 	metaBulk     = []byte("bulk")     // MarkAllDirty: full walk, no deletions
-	metaMarkAll  = []byte("bulkmark") // mark number of the latest bulk mark
 	metaSeenSeq  = []byte("seenseq")  // last manifest seq read or written here
 	metaManifest = []byte("manifest") // last manifest bytes read or written here
 	metaManifVer = []byte("manifestversion")
@@ -249,10 +248,7 @@ func (t stx) markDirty(p string, cap int) error {
 		return err
 	}
 	if p == "" {
-		if err := t.setMetaUint(metaBulk, n); err != nil {
-			return err
-		}
-		return t.setMetaUint(metaMarkAll, n)
+		return t.setMetaUint(metaBulk, n)
 	}
 	b := t.tx.Bucket(bucketDirty)
 	if b.Get([]byte(p)) == nil && b.Stats().KeyN >= cap {
