@@ -2,6 +2,7 @@ package peers
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"slices"
 	"sort"
@@ -235,4 +236,20 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
+}
+
+// Problems lists the samples of tools that report their own requests
+// (silt) whose counts differ from the proxy's, and every sample of any
+// tool that missed a change or left files out. An empty list is what the
+// CI smoke requires.
+func (rep *Report) Problems() []string {
+	var out []string
+	for _, s := range rep.Samples {
+		if s.Self != nil && !s.SelfMatches {
+			out = append(out, fmt.Sprintf("%s %s at %d, run %d: own counts %+v, proxy %v", s.Tool, s.Row, s.Files, s.Run, *s.Self, s.Requests.Ops))
+		} else if s.Note != "" {
+			out = append(out, fmt.Sprintf("%s %s at %d, run %d: %s", s.Tool, s.Row, s.Files, s.Run, s.Note))
+		}
+	}
+	return out
 }

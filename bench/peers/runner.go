@@ -106,6 +106,10 @@ type runner struct {
 	srv     *server
 	tools   []*tool
 	report  *Report
+	// shared is the plain-object remote of the current size that the
+	// tools without state of their own read, when only the no-op push
+	// runs (it changes nothing remotely); nil until seeded.
+	shared *copyOf
 }
 
 // Run starts versitygw and the proxy on 127.0.0.1, generates the trees,
@@ -228,7 +232,7 @@ func (r *runner) runSize(ctx context.Context, tree Tree, runs int) error {
 	}
 	var states []*state
 	for _, t := range r.tools {
-		st, err := r.prepare(ctx, t, tree)
+		st, err := r.prepare(ctx, t, tree, full)
 		if err != nil {
 			return err
 		}
@@ -257,6 +261,7 @@ func (r *runner) runSize(ctx context.Context, tree Tree, runs int) error {
 		os.RemoveAll(st.scrDir)
 		r.srv.removePrefix(st.main.bucket, st.main.prefix)
 	}
+	r.shared = nil
 	return nil
 }
 
@@ -267,9 +272,10 @@ func noteSuffix(n string) string {
 	return " (" + n + ")"
 }
 
-// prepare gives tool t a main copy of tree in sync with its remote, and a
-// peer copy of the same remote. Nothing here is measured.
-func (r *runner) prepare(ctx context.Context, t *tool, tree Tree) (*state, error) {
+// prepare gives tool t a main copy of tree in sync with its remote, and,
+// when every row runs (full), a peer copy of the same remote. Nothing here
+// is measured.
+func (r *runner) prepare(ctx context.Context, t *tool, tree Tree, full bool) (*state, error) {
 	start := time.Now()
 	st := &state{t: t, tree: tree, scrDir: filepath.Join(r.scratch, t.name, strconv.Itoa(tree.Files()))}
 	bucket := "peers-" + t.name
@@ -283,15 +289,29 @@ func (r *runner) prepare(ctx context.Context, t *tool, tree Tree) (*state, error
 		return nil, err
 	}
 	r.srv.proxy.SetDelay(0)
-	if t.bind == nil {
+	switch {
+	case t.bind == nil && !full && r.shared != nil:
+		// Seeding 100k objects again would only cost time: each tool
+		// still walks its own local copy.
+		st.main.bucket, st.main.prefix = r.shared.bucket, r.shared.prefix
+	case t.bind == nil:
 		if err := seedObjects(ctx, r.srv.ep, st.main, tree); err != nil {
 			return nil, err
+		}
+		if !full {
+			shared := st.main
+			r.shared = &shared
+			break
 		}
 		if err := tree.Write(st.peer.dir, oldTime()); err != nil {
 			return nil, err
 		}
-	} else {
-		for _, c := range []command{t.bind(st.main), t.push(st.main, true), t.bind(st.peer), t.pull(st.peer, "", true)} {
+	default:
+		cmds := []command{t.bind(st.main), t.push(st.main, true)}
+		if full {
+			cmds = append(cmds, t.bind(st.peer), t.pull(st.peer, "", true))
+		}
+		for _, c := range cmds {
 			if _, _, err := c.run(ctx, r.cfg.Timeout); err != nil {
 				return nil, fmt.Errorf("peers: prepare %s at %d files: %w", t.name, tree.Files(), err)
 			}

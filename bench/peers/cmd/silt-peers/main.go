@@ -3,7 +3,7 @@
 // per S3 operation and adds a fixed delay to each (package bench/peers).
 //
 //	go run ./bench/peers/cmd/silt-peers -sizes 1k,10k,100k -runs 3,3,1 -out bench/results/peers
-//	go run ./bench/peers/cmd/silt-peers -sizes 1k -runs 1 -tools silt   # the CI smoke
+//	go run ./bench/peers/cmd/silt-peers -sizes 1k -runs 1 -tools silt -strict   # the CI smoke
 //
 // It writes peers.json (every sample and the aggregates), peers.md (the
 // tables) and requests.svg and time.svg (the plots) into -out, and prints
@@ -52,6 +52,7 @@ func run() error {
 		rclone   = flag.String("rclone", "", "rclone binary (default: PATH)")
 		awsCLI   = flag.String("aws", "", "AWS CLI (default: PATH)")
 		quiet    = flag.Bool("q", false, "no progress on stderr")
+		strict   = flag.Bool("strict", false, "fail when silt's own counts differ from the proxy's, or a pull missed a change (the CI smoke)")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -106,6 +107,11 @@ func run() error {
 	if *out != "" {
 		if err := writeOut(rep, *out); err != nil {
 			return errors.Join(runErr, err)
+		}
+	}
+	if runErr == nil && *strict {
+		if p := rep.Problems(); len(p) > 0 {
+			return fmt.Errorf("-strict: %d problems:\n  %s", len(p), strings.Join(p, "\n  "))
 		}
 	}
 	return runErr
