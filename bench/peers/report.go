@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"time"
@@ -252,4 +253,42 @@ func (rep *Report) Problems() []string {
 		}
 	}
 	return out
+}
+
+// Merge reads reports written by [Report.WriteJSON] (for instance one per
+// namespace size) and returns one report of all their samples, with the
+// first one's machine and tools and the earliest start and latest end.
+func Merge(paths ...string) (*Report, error) {
+	var out *Report
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var rep Report
+		if err := json.Unmarshal(data, &rep); err != nil {
+			return nil, fmt.Errorf("peers: %s: %w", p, err)
+		}
+		if out == nil {
+			out = &rep
+			continue
+		}
+		if rep.Start.Before(out.Start) {
+			out.Start = rep.Start
+		}
+		if rep.End.After(out.End) {
+			out.End = rep.End
+		}
+		for _, t := range rep.Tools {
+			if !slices.ContainsFunc(out.Tools, func(u ToolInfo) bool { return u.Name == t.Name }) {
+				out.Tools = append(out.Tools, t)
+			}
+		}
+		out.Samples = append(out.Samples, rep.Samples...)
+	}
+	if out == nil {
+		return nil, fmt.Errorf("%w: nothing to merge", ErrBadConfig)
+	}
+	out.Results = Aggregate(out.Samples)
+	return out, nil
 }

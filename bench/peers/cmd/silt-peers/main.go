@@ -4,6 +4,7 @@
 //
 //	go run ./bench/peers/cmd/silt-peers -sizes 1k,10k,100k -runs 3,3,1 -out bench/results/peers
 //	go run ./bench/peers/cmd/silt-peers -sizes 1k -runs 1 -tools silt -strict   # the CI smoke
+//	go run ./bench/peers/cmd/silt-peers -merge a/peers.json,b/peers.json -out all  # one report of several runs
 //
 // It writes peers.json (every sample and the aggregates), peers.md (the
 // tables) and requests.svg and time.svg (the plots) into -out, and prints
@@ -52,11 +53,25 @@ func run() error {
 		rclone   = flag.String("rclone", "", "rclone binary (default: PATH)")
 		awsCLI   = flag.String("aws", "", "AWS CLI (default: PATH)")
 		quiet    = flag.Bool("q", false, "no progress on stderr")
+		merge    = flag.String("merge", "", "instead of running, merge these peers.json files (comma-separated) into one report")
 		strict   = flag.Bool("strict", false, "fail when silt's own counts differ from the proxy's, or a pull missed a change (the CI smoke)")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if *merge != "" {
+		rep, err := peers.Merge(splitList(*merge)...)
+		if err != nil {
+			return err
+		}
+		if err := rep.WriteMarkdown(os.Stdout); err != nil {
+			return err
+		}
+		if *out != "" {
+			return writeOut(rep, *out)
+		}
+		return nil
 	}
 	cfg := peers.Config{Latency: *latency, FullRowsUpTo: *fullUpTo, Dir: *dir, Repo: *repo, Timeout: *timeout,
 		Silt: *silt, Versitygw: *vgw, Rclone: *rclone, AWS: *awsCLI, Tools: splitList(*tools)}
