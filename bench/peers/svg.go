@@ -21,7 +21,7 @@ var toolColours = map[string]string{ToolSilt: "#1b7837", ToolRclone: "#2166ac", 
 const (
 	panelW, panelH = 260, 190
 	panelCols      = 3
-	padL, padR     = 52, 12
+	padL, padR     = 52, 22
 	padT, padB     = 28, 34
 )
 
@@ -96,7 +96,7 @@ func (rep *Report) WritePlot(w io.Writer, kind string) error {
 		}
 		for _, n := range sizes {
 			x := px(float64(n))
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, float64(oy+padT)+ph+14, tick(float64(n)))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, float64(oy+padT)+ph+14, sizeTick(n))
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" fill="#555">files</text>`+"\n", float64(ox+padL)+pw/2, float64(oy+padT)+ph+27)
 		for _, t := range tools {
@@ -127,11 +127,17 @@ func minPositive(kind string) float64 {
 }
 
 func tick(v float64) string {
-	switch {
-	case v >= 1000:
+	if v >= 1000 {
 		return fmt.Sprintf("%gk", v/1000)
-	case v < 1:
-		return fmt.Sprintf("%g", v)
 	}
 	return fmt.Sprintf("%g", v)
+}
+
+// sizeTick labels a namespace size the way the rows name it: 10,010
+// files is "10k".
+func sizeTick(n int) string {
+	if n >= 1000 {
+		return fmt.Sprintf("%.0fk", float64(n)/1000)
+	}
+	return fmt.Sprint(n)
 }
