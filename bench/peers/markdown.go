@@ -100,8 +100,11 @@ func seconds(ms float64) string {
 }
 
 func ratio(r float64) string {
-	if r == 0 {
+	switch {
+	case r == 0:
 		return "–"
+	case r >= 10:
+		return fmt.Sprintf("%.0f×", r)
 	}
 	return fmt.Sprintf("%.2g×", r)
 }
@@ -127,7 +130,7 @@ func opsText(c Cell) string {
 		}
 	}
 	if c.Errors > 0 {
-		parts = append(parts, fmt.Sprintf("(%d answered ≥ 400 in all runs)", c.Errors))
+		parts = append(parts, fmt.Sprintf("(%d answered ≥ 400, over the runs)", c.Errors))
 	}
 	if len(parts) == 0 {
 		return "none"
