@@ -55,10 +55,11 @@ func (rep *Report) WritePlot(w io.Writer, kind string) error {
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	// Legend.
 	for i, t := range tools {
-		x := 10 + i*110
+		x := 10 + i*80
 		fmt.Fprintf(&b, `<line x1="%d" y1="15" x2="%d" y2="15" stroke="%s" stroke-width="2.5"/><text x="%d" y="19">%s</text>`+"\n", x, x+24, toolColours[t], x+30, t)
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="19" text-anchor="end">%s per operation (median; log scales), %g ms per request</text>`+"\n", width-10, unit, rep.LatencyMs)
+	fmt.Fprintf(&b, `<text x="%d" y="19" text-anchor="end">%s per operation (median; log scales; 0 drawn at %g), %g ms per request</text>`+"\n",
+		width-10, unit, minPositive(kind), rep.LatencyMs)
 	for i, op := range ops {
 		ox, oy := (i%panelCols)*panelW, 30+(i/panelCols)*panelH
 		// Collect the points, to fix the y range.
@@ -99,7 +100,9 @@ func (rep *Report) WritePlot(w io.Writer, kind string) error {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, float64(oy+padT)+ph+14, sizeTick(n))
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" fill="#555">files</text>`+"\n", float64(ox+padL)+pw/2, float64(oy+padT)+ph+27)
-		for _, t := range tools {
+		// Drawn last, silt stays visible where a peer's line coincides.
+		for i := len(tools) - 1; i >= 0; i-- {
+			t := tools[i]
 			p := pts[t]
 			sort.Slice(p, func(i, j int) bool { return p[i][0] < p[j][0] })
 			var path []string
