@@ -26,7 +26,6 @@ type Usage struct {
 type command struct {
 	argv []string
 	env  []string
-	dir  string
 }
 
 // stderrTail is how much of a failed child's stderr an error quotes.
@@ -39,7 +38,6 @@ func (c command) run(ctx context.Context, timeout time.Duration) ([]byte, Usage,
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
 	cmd.Env = c.env
-	cmd.Dir = c.dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
