@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -148,7 +149,7 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	}
 	defer b.Close()
 	root, _ := namespaceOf(b, cfg.Namespace)
-	snap, err := syncer.OpenSnapshot(ctx, root)
+	snap, err := index.OpenSnapshot(ctx, root)
 	if err != nil {
 		return fmt.Errorf("read the index of %s: %w", cfg.URL, err)
 	}

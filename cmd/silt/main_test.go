@@ -367,8 +367,8 @@ func TestGC_RemovesOrphanShardAndData(t *testing.T) {
 
 	v := object(t, ok(t, "gc", u, "--json"))
 	rep := v["report"].(map[string]any)
-	if len(rep["shards"].([]any))+len(rep["data"].([]any)) != 0 || num(rep, "recent") < 2 {
-		t.Errorf("gc with the default bound removed young objects: %v", rep)
+	if len(rep["shards"].([]any))+len(rep["data"].([]any)) != 0 || len(rep["roots"].([]any)) != 2 {
+		t.Errorf("gc with the default grace removed what a recent snapshot references: %v", rep)
 	}
 	v = object(t, ok(t, "gc", u, "--older-than", "0s", "--json"))
 	rep = v["report"].(map[string]any)
@@ -376,11 +376,15 @@ func TestGC_RemovesOrphanShardAndData(t *testing.T) {
 		t.Errorf("gc removed %d shards, want 1: %v", n, rep)
 	}
 	data := rep["data"].([]any)
-	if len(data) != 1 || data[0].(map[string]any)["key"] != "orphan/data" {
-		t.Errorf("gc removed data %v, want orphan/data", data)
+	if len(data) != 1 || data[0].(map[string]any)["key"] != ".silt/objects/6b/6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b" {
+		t.Errorf("gc removed data %v, want the object of the first version", data)
 	}
-	if _, err := os.Stat(filepath.Join(bucket, "orphan", "data")); !os.IsNotExist(err) {
-		t.Errorf("orphan still there: %v", err)
+	if n := len(rep["history"].([]any)); n != 1 {
+		t.Errorf("gc removed %d history copies, want 1", n)
+	}
+	// Keys outside .silt/ are not silt's: gc never touches them.
+	if _, err := os.Stat(filepath.Join(bucket, "orphan", "data")); err != nil {
+		t.Errorf("gc touched a key outside .silt/: %v", err)
 	}
 	if got := ok(t, "cat", u, "data/x").stdout; got != "2" {
 		t.Errorf("after gc, cat data/x = %q", got)
