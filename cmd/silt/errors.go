@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/siltsync/silt/backend"
-	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/syncer"
 )
 

@@ -43,6 +43,23 @@ func readBinding(dir string) (binding, error) {
 	return b, nil
 }
 
+// enclosingCache returns the nearest directory strictly above dir that is
+// a bound silt cache.
+func enclosingCache(dir string) (string, bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(configPath(d)); err == nil {
+			return d, true
+		}
+		if d == filepath.Dir(d) {
+			return "", false
+		}
+	}
+}
+
 // openURL opens a bucket URL, with a hint when it fails.
 func openURL(ctx context.Context, url string) (backend.Backend, error) {
 	b, err := backend.Open(ctx, url)
@@ -135,6 +152,12 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	if cfg.Namespace != "" {
 		if err := syncer.ValidateNamespace(cfg.Namespace); err != nil {
 			return usagef("--namespace: %v", err)
+		}
+	}
+	if outer, ok := enclosingCache(*dir); ok {
+		return &refusedError{
+			msg:  fmt.Sprintf("%s is inside the silt cache %s", *dir, outer),
+			hint: "a cache inside a cache never syncs its own state through the outer one; use a directory outside " + outer,
 		}
 	}
 	if old, err := readBinding(*dir); err == nil && old != cfg && !*force {

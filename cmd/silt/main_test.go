@@ -551,3 +551,12 @@ func TestDemo_RunsToCompletion(t *testing.T) {
 		t.Errorf("demo output:\n%s", r.stdout)
 	}
 }
+
+func TestInit_InsideABoundCache_Refused(t *testing.T) {
+	u, dirs := setup(t, 1)
+	inner := filepath.Join(dirs[0], "data", "inner")
+	wantCode(t, silt(t, "init", "--dir", inner, u), 3, "init inside a cache")
+	if _, err := os.Stat(filepath.Join(inner, ".silt")); err == nil {
+		t.Error("a refused init created a .silt directory")
+	}
+}
