@@ -560,3 +560,37 @@ func TestInit_InsideABoundCache_Refused(t *testing.T) {
 		t.Error("a refused init created a .silt directory")
 	}
 }
+
+func TestLogCheckExport_ThroughTheIndex(t *testing.T) {
+	u, dirs := setup(t, 1)
+	a := dirs[0]
+	write(t, a, "data/x", "1")
+	ok(t, "push", "--dir", a)
+	write(t, a, "data/x", "2")
+	write(t, a, "data/y", "y")
+	ok(t, "push", "--dir", a)
+	v := object(t, ok(t, "log", u, "--json"))
+	if snaps := v["snapshots"].([]any); len(snaps) != 2 {
+		t.Errorf("log = %v", v)
+	}
+	ok(t, "check", "--data", u)
+	ok(t, "check", "--seq", "1", u)
+	out := t.TempDir()
+	ok(t, "export", "--seq", "1", u, out)
+	if got, err := os.ReadFile(filepath.Join(out, "data", "x")); err != nil || string(got) != "1" {
+		t.Errorf("export of seq 1: data/x = %q, %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "data", "y")); err == nil {
+		t.Error("export of seq 1 holds a file of seq 2")
+	}
+	// A missing object fails check with its path.
+	bucket := strings.TrimPrefix(u, "file://")
+	if err := os.RemoveAll(filepath.Join(bucket, ".silt", "objects")); err != nil {
+		t.Fatal(err)
+	}
+	r := silt(t, "check", u)
+	wantCode(t, r, 1, "check with objects missing")
+	if !strings.Contains(r.stderr, "data/") {
+		t.Errorf("check does not name the path: %s", r.stderr)
+	}
+}
