@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"slices"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -217,7 +218,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 			mu.Lock()
 			defer mu.Unlock()
 			for _, u := range us {
-				if !stored || slicesContains(changed, u) {
+				if !stored || slices.ContainsFunc(changed, func(v upload) bool { return v.path == u.path }) {
 					pm.keep[u.path] = true
 					o.conflict(u.path, reasonChangedWhileRead)
 					continue
@@ -234,15 +235,6 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 		})
 	}
 	return g.Wait()
-}
-
-func slicesContains(us []upload, u upload) bool {
-	for _, v := range us {
-		if v.path == u.path {
-			return true
-		}
-	}
-	return false
 }
 
 // send stores u's planned content under its hash and reports whether bytes
