@@ -21,14 +21,14 @@ var expected = map[string]struct {
 	"scoped-pull-unchanged": {req: bench.Requests{Get: 1, Total: 1}, bound: 2},
 	// manifest, changed shard, file
 	"scoped-pull-one-changed": {req: bench.Requests{Get: 3, Total: 3}, bound: -1},
-	// manifest; file, shard, manifest
-	"push-one-changed": {req: bench.Requests{Get: 1, CondPut: 3, Total: 4}, dataPuts: 1, bound: 5},
+	// manifest; object, shard, history copy, manifest
+	"push-one-changed": {req: bench.Requests{Get: 1, CondPut: 4, Total: 5}, dataPuts: 1, bound: 5},
 	"pull-one-changed": {req: bench.Requests{Get: 3, Total: 3}, bound: -1},
 	"noop-pull":        {req: bench.Requests{Get: 1, Total: 1}, bound: 1},
 	"noop-push":        {req: bench.Requests{}, bound: 0},
 	// manifest, one shard, files
 	"cold-pull": {req: bench.Requests{Get: bench.ColdFiles + 2, Total: bench.ColdFiles + 2}, bound: -1},
-	// manifest (absent); files, shard, manifest
+	// manifest (absent); objects, shard, manifest (no history: nothing was superseded)
 	"cold-push": {req: bench.Requests{Get: 1, CondPut: bench.ColdFiles + 2, Total: bench.ColdFiles + 3}, dataPuts: bench.ColdFiles, bound: -1},
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -170,7 +171,7 @@ func (in *Instance) Measure(ctx context.Context) (Trial, error) {
 	}
 	t := Trial{Stats: st, Observed: in.w.obs.Counts(), Wall: wall}
 	for _, r := range in.w.obs.Log() {
-		if (r.Verb == wrap.VerbPut || r.Verb == wrap.VerbCondPut) && !strings.HasPrefix(r.Key, syncer.InternalDir+"/") {
+		if (r.Verb == wrap.VerbPut || r.Verb == wrap.VerbCondPut) && strings.HasPrefix(r.Key, index.ObjectsPrefix) {
 			t.DataPuts++
 		}
 	}

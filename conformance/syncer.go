@@ -31,6 +31,16 @@ var syncerChecks = []struct {
 	{"Control_RecordsBypassTheIndex", checkControlRecordsBypassTheIndex},
 	{"Verify_HealthyStore", checkVerifyHealthyStore},
 	{"Syncer_Cancellation_LeavesNothingTorn", checkSyncerCancellation_LeavesNothingTorn},
+	{"Regression_SyncAfterLocalDeleteAndEdit_NothingComesBack", checkRegression_SyncAfterLocalDeleteAndEdit_NothingComesBack},
+	{"Regression_ConcurrentPushesOfOnePath_WinnerStaysReadable", checkRegression_ConcurrentPushesOfOnePath_WinnerStaysReadable},
+	{"Regression_WriterKilledMidPush_CommittedStaysReadable", checkRegression_WriterKilledMidPush_CommittedStaysReadable},
+	{"Regression_PullRemovalNeverRemovesADownloadsDirectory", checkRegression_PullRemovalNeverRemovesADownloadsDirectory},
+	{"Regression_PushOfEditDeletedRemotely_Conflicts", checkRegression_PushOfEditDeletedRemotely_Conflicts},
+	{"Regression_RolledBackManifest_Refused", checkRegression_RolledBackManifest_Refused},
+	{"Regression_FileAndDirectoryOfOneName_Conflict", checkRegression_FileAndDirectoryOfOneName_Conflict},
+	{"Regression_HostileNames_SyncOrAreReported", checkRegression_HostileNames_SyncOrAreReported},
+	{"Regression_PushPaths_OnlyThosePaths", checkRegression_PushPaths_OnlyThosePaths},
+	{"Regression_KilledPullTempFiles_Removed", checkRegression_KilledPullTempFiles_Removed},
 }
 
 // RunSyncer runs every syncer scenario as a subtest of t, each on fresh

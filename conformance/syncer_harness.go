@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -33,15 +36,15 @@ func newBucketOn(t *testing.T, store backend.Backend) *bucket {
 
 // CheckRemote is the remote-consistency check run after every syncer
 // scenario: the manifest of namespace ns ("" for none) parses, every shard
-// exists and matches its hash, range and count, and every entry's object is
-// at its committed version.
+// exists and matches its hash, range and count, and every entry's object
+// exists and hashes to the entry's sha256 (format 2: committed data is
+// immutable, so this holds at every moment, even mid-push).
 func CheckRemote(t *testing.T, b backend.Backend, ns string) {
 	t.Helper()
 	checkRemoteData(t, b, ns, true)
 }
 
-// checkIndex checks the index structure only: right after a push failed
-// between upload and commit, an overwritten object is ahead of its entry.
+// checkIndex checks the index and that every object exists with its size.
 func checkIndex(t *testing.T, b backend.Backend) {
 	t.Helper()
 	checkRemoteData(t, b, "", false)
@@ -52,12 +55,12 @@ func checkRemoteData(t *testing.T, b backend.Backend, ns string, data bool) {
 	if ns != "" {
 		b = backend.Prefixed(b, ns)
 	}
-	snap, err := syncer.OpenSnapshot(context.Background(), b)
+	snap, err := index.OpenSnapshot(context.Background(), b)
 	if err != nil {
 		t.Errorf("remote check: %v", err)
 		return
 	}
-	if err := snap.Check(context.Background(), data); err != nil {
+	if _, err := snap.Check(context.Background(), data); err != nil {
 		t.Errorf("remote check: %v", err)
 	}
 }
@@ -196,15 +199,35 @@ func (h *host) counted() *wrap.Counting {
 	return c
 }
 
-// dataPuts returns the data keys (not silt's own) written in log.
+// dataPuts returns the data object keys written in log.
 func dataPuts(log []wrap.Request) []string {
 	var out []string
 	for _, r := range log {
-		if (r.Verb == wrap.VerbPut || r.Verb == wrap.VerbCondPut) && !strings.HasPrefix(r.Key, ".silt/") {
+		if (r.Verb == wrap.VerbPut || r.Verb == wrap.VerbCondPut) && strings.HasPrefix(r.Key, index.ObjectsPrefix) {
 			out = append(out, r.Key)
 		}
 	}
 	return out
+}
+
+// objKey names the data object holding content.
+func objKey(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return index.ObjectKey(hex.EncodeToString(sum[:]))
+}
+
+// committed reports whether the current snapshot has an entry at p.
+func (bk *bucket) committed(p string) bool {
+	bk.t.Helper()
+	snap, err := index.OpenSnapshot(context.Background(), bk.store)
+	if err != nil {
+		bk.t.Fatal(err)
+	}
+	_, ok, err := snap.Lookup(context.Background(), p)
+	if err != nil {
+		bk.t.Fatal(err)
+	}
+	return ok
 }
 
 // keysRead returns the keys fetched with GET.

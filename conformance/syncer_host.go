@@ -11,6 +11,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -29,7 +30,7 @@ func checkSyncerTwoPhasePush_PrepareThenCommit(t *testing.T, nb Factory) {
 	}
 	mustEqual(t, "prepared uploads", st.Files.Uploaded, 2)
 	mustEqual(t, "prepared files", pm.Files(), 2)
-	if snap, _ := syncer.OpenSnapshot(ctx, bk.store); snap.Manifest().Seq != 1 {
+	if snap, _ := index.OpenSnapshot(ctx, bk.store); snap.Manifest().Seq != 1 {
 		t.Errorf("prepare moved the index to seq %d", snap.Manifest().Seq)
 	}
 	if s, _ := a.s.Status(ctx, false); len(s.Dirty) != 2 {
@@ -240,7 +241,7 @@ func checkSyncerCancellation_LeavesNothingTorn(t *testing.T, nb Factory) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := wrap.Faults(store)
 	gets := 0
-	f.Add(wrap.Rule{Verb: wrap.VerbGet, KeyPrefix: "d/", Match: func(wrap.Verb, string) bool {
+	f.Add(wrap.Rule{Verb: wrap.VerbGet, KeyPrefix: index.ObjectsPrefix, Match: func(wrap.Verb, string) bool {
 		gets++
 		if gets == 10 {
 			cancel()
@@ -266,7 +267,7 @@ func checkSyncerCancellation_LeavesNothingTorn(t *testing.T, nb Factory) {
 	if _, err := h.s.Push(ctx, syncer.PushOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled push: %v", err)
 	}
-	if snap, _ := syncer.OpenSnapshot(context.Background(), store); snap.Manifest().Seq != 1 {
+	if snap, _ := index.OpenSnapshot(context.Background(), store); snap.Manifest().Seq != 1 {
 		t.Errorf("a cancelled push moved the index to %d", snap.Manifest().Seq)
 	}
 	mustEqual(t, "push after cancel", h.push().Seq, uint64(2))

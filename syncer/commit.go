@@ -8,11 +8,14 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 )
 
 // ErrCommitContention is returned when a commit lost the compare-and-swap
@@ -36,23 +39,24 @@ type Fence struct {
 }
 
 // changeSet is one writer's changes: the only thing merged onto the freshly
-// read index at each attempt.
+// read index at each attempt. Every change carries its base: the sha256 this
+// cache last synced for the path ("" for a path it believes new).
 type changeSet struct {
-	upserts  map[string]Entry           // Seq is filled in at commit
-	bases    map[string]backend.Version // the entry version each upsert replaces
-	removals map[string]backend.Version // removed only while still at this version
+	upserts  map[string]index.Entry // Seq is filled in at commit
+	bases    map[string]string      // the sha256 each upsert replaces
+	removals map[string]string      // removed only while still at this sha256
 }
 
-// commitResult describes a successful commit.
+// commitResult describes a commit.
 type commitResult struct {
-	snap     snapshot        // the manifest written, with its new version
-	replaced map[string]bool // ids of the shards this commit replaced
-	written  map[string]string
-	skipped  map[string]bool // removals not applied: the entry moved on
-	noop     bool            // everything was already committed: nothing written
-	// rebased maps each new shard id to the sync key (see syncKey) of the
-	// shard it was merged onto: a new shard is as reconciled locally as
-	// its base was, since it differs only by this writer's own changes.
+	head      index.Head        // the manifest written (or read, when noop)
+	written   map[string]bool   // ids of the shards this commit wrote
+	skipped   map[string]bool   // removals not applied: the entry moved on
+	conflicts map[string]string // upserts not applied, with the reason
+	noop      bool              // nothing to write: everything applied already or conflicted
+	// rebased maps each new shard id to the sync key of the shard it was
+	// merged onto: a new shard is as reconciled locally as its base was,
+	// since it differs only by this writer's own changes.
 	rebased map[string]string
 }
 
@@ -60,7 +64,7 @@ type commitResult struct {
 // manifest. first, when set, is a manifest already read by this operation.
 // Every failed attempt leaves only unreferenced shard objects, never a torn
 // index.
-func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, first *snapshot, fence *Fence) (commitResult, error) {
+func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, first *index.Head, fence *Fence) (commitResult, error) {
 	b := o.backend()
 	caps := b.Capabilities()
 	if !caps.ConditionalPut {
@@ -78,49 +82,61 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 		first = nil
 	}
 	for attempt := 0; ; attempt++ {
-		var snap snapshot
+		var head index.Head
 		if attempt == 0 && first != nil {
-			snap = *first
+			head = *first
 		} else {
 			var err error
-			if snap, err = s.readManifest(ctx, b); err != nil {
+			if head, err = s.readManifest(ctx, b); err != nil {
 				return commitResult{}, err
 			}
 		}
-		if fence != nil && snap.m.Fences[fence.Key] > fence.Token {
-			return commitResult{}, fmt.Errorf("%w: %s holds token %d, ours is %d", ErrFenced, fence.Key, snap.m.Fences[fence.Key], fence.Token)
+		m := head.Manifest
+		if fence != nil && m.Fences[fence.Key] > fence.Token {
+			return commitResult{}, fmt.Errorf("%w: %s holds token %d, ours is %d", ErrFenced, fence.Key, m.Fences[fence.Key], fence.Token)
 		}
-		res, next, err := s.merge(ctx, sh, snap.m, ch, fence)
+		res, next, err := s.merge(ctx, sh, m, ch, fence)
 		if err != nil {
 			return commitResult{}, err
 		}
 		if res.noop {
-			res.snap = snap
+			res.head = head
 			return res, nil
 		}
-		if err := s.writeShards(ctx, b, sh, res.written); err != nil {
+		if m.Seq >= index.MaxSeq {
+			return commitResult{}, fmt.Errorf("commit: %w (seq %d)", ErrSeqExhausted, m.Seq)
+		}
+		// The history copy of the manifest being superseded goes up beside
+		// the shards, before the swap: one more request, no more latency.
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return index.WriteHistory(gctx, b, head) })
+		g.Go(func() error { return s.writeShards(gctx, b, sh, res.written) })
+		if err := g.Wait(); err != nil {
 			return commitResult{}, err
 		}
-		data := encodeManifest(next)
+		data := index.EncodeManifest(next)
 		var cond backend.Cond
 		switch {
 		case !caps.ConditionalPut: // serialised by CommitLock
-		case snap.version == "":
+		case head.Version == "":
 			cond = backend.Cond{IfAbsent: true}
 		default:
-			cond = backend.Cond{IfMatch: snap.version}
+			cond = backend.Cond{IfMatch: head.Version}
 		}
-		info, err := backend.PutBytes(ctx, b, manifestKey, data, cond)
+		info, err := backend.PutBytes(ctx, b, index.ManifestKey, data, cond)
 		if err != nil && !backend.IsPrecondition(err) && ctx.Err() == nil {
 			// The outcome is unknown (an ack may be lost): settle it by
 			// reading back, never by writing again blindly.
-			if cur, curInfo, rerr := backend.ReadAll(ctx, b, manifestKey, backend.GetOptions{}, maxIndexObject); rerr == nil && bytes.Equal(cur, data) {
-				info, err = curInfo, nil
+			if cur, rerr := index.ReadManifest(ctx, b, backend.GetOptions{}); rerr == nil && bytes.Equal(cur.Data, data) {
+				info, err = cur.Info, nil
 			}
 		}
 		if err == nil {
-			res.snap = snapshot{m: next, version: info.Version}
+			res.head = index.Head{Manifest: next, Data: data, Version: info.Version, Info: info}
 			s.mcache = manifestCache{data: data, version: info.Version} // our own write's version
+			if err := s.accept(res.head); err != nil {
+				return commitResult{}, err
+			}
 			return res, nil
 		}
 		if !backend.IsPrecondition(err) {
@@ -157,106 +173,253 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// Reasons a change is not committed.
+const (
+	reasonChangedRemotely = "changed remotely since this cache synced it; pull first"
+	reasonCreatedRemotely = "created remotely by another writer; pull first"
+	reasonDeletedRemotely = "deleted remotely since this cache synced it; pull first"
+	reasonRemovalMoved    = "deleted locally but changed remotely; the remote copy wins"
+)
+
 // merge applies ch to the shards of m it touches and returns the next
-// manifest. Shards past ShardMaxEntries split at their median key; an
+// manifest. An upsert applies only while the entry is still at its base
+// (or already holds the new content); a removal only while the entry is at
+// its base; a file where a directory is committed (or the reverse) is a
+// conflict. Shards past ShardMaxEntries split at their median key; an
 // emptied shard is dropped and its neighbour's range widens.
-func (s *Syncer) merge(ctx context.Context, sh *shards, m *Manifest, ch changeSet, fence *Fence) (commitResult, *Manifest, error) {
-	res := commitResult{replaced: map[string]bool{}, written: map[string]string{}, skipped: map[string]bool{}, rebased: map[string]string{}}
-	next := &Manifest{Format: FormatVersion, Seq: m.Seq + 1, Fences: maps.Clone(m.Fences)}
+func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch changeSet, fence *Fence) (commitResult, *index.Manifest, error) {
+	res := commitResult{written: map[string]bool{}, skipped: map[string]bool{}, conflicts: map[string]string{}, rebased: map[string]string{}}
+	next := &index.Manifest{Format: index.FormatVersion, Seq: m.Seq + 1, Fences: maps.Clone(m.Fences)}
 	if fence != nil {
 		if next.Fences == nil {
 			next.Fences = map[string]uint64{}
 		}
 		next.Fences[fence.Key] = fence.Token
 	}
-	// Group the changed paths by the shard that holds them now.
-	touched := map[int][]string{}
 	base := m
 	if len(m.Shards) == 0 {
-		base = &Manifest{Shards: []ShardRef{{Lo: ""}}}
+		base = &index.Manifest{Format: index.FormatVersion, Shards: []index.ShardRef{{Lo: ""}}}
 	}
+	// Group the changed paths by the shard that holds them now.
+	touched := map[int][]string{}
 	for p := range ch.upserts {
-		i := base.shardFor(p)
+		i := base.ShardFor(p)
 		touched[i] = append(touched[i], p)
 	}
 	for p := range ch.removals {
-		i := base.shardFor(p)
+		i := base.ShardFor(p)
 		touched[i] = append(touched[i], p)
 	}
-	ids := make([]string, 0, len(touched))
+	var need []int
 	for i := range touched {
 		if base.Shards[i].ID != "" {
-			ids = append(ids, base.Shards[i].ID)
+			need = append(need, i)
 		}
 	}
-	if err := sh.prefetch(ctx, ids, s.cfg.Concurrency); err != nil {
+	if err := sh.prefetch(ctx, base, need, s.cfg.Concurrency); err != nil {
 		return res, nil, err
 	}
-	changed := false
-	for i, ref := range base.Shards {
-		paths, ok := touched[i]
-		if !ok {
-			next.Shards = append(next.Shards, ref)
-			continue
-		}
-		entries := map[string]Entry{}
-		if ref.ID != "" {
-			cur, err := sh.get(ctx, ref.ID)
+	merged := map[int]map[string]index.Entry{}
+	prior := map[string]*index.Entry{} // entries the applied upserts replaced
+	removed := false
+	for i, paths := range touched {
+		entries := map[string]index.Entry{}
+		if base.Shards[i].ID != "" {
+			cur, err := sh.get(ctx, base, i)
 			if err != nil {
 				return res, nil, err
 			}
 			entries = maps.Clone(cur)
-			res.replaced[ref.ID] = true
 		}
 		for _, p := range paths {
 			cur, exists := entries[p]
 			if want, ok := ch.removals[p]; ok {
 				switch {
-				case exists && cur.Version == want:
+				case exists && cur.SHA256 == want:
 					delete(entries, p)
-					changed = true
+					removed = true
 				case exists:
 					res.skipped[p] = true
 				}
 				continue
 			}
-			e := ch.upserts[p]
+			e, b := ch.upserts[p], ch.bases[p]
 			switch {
-			case exists && cur.Version == e.Version && cur.SHA256 == e.SHA256:
-				continue // committed already (a retried CommitPush)
-			case exists && cur.Version != ch.bases[p]:
-				return res, nil, fmt.Errorf("%w: %s", ErrStalePush, p)
+			case exists && cur.SHA256 == e.SHA256:
+				continue // committed already (a retried CommitPush, or the same bytes)
+			case exists && b == "":
+				res.conflicts[p] = reasonCreatedRemotely
+				continue
+			case exists && cur.SHA256 != b:
+				res.conflicts[p] = reasonChangedRemotely
+				continue
+			case !exists && b != "":
+				res.conflicts[p] = reasonDeletedRemotely
+				continue
+			}
+			if exists {
+				prior[p] = &cur
+			} else {
+				prior[p] = nil
 			}
 			e.Seq = next.Seq
 			entries[p] = e
-			changed = true
+		}
+		merged[i] = entries
+	}
+	// A file and a directory of one name cannot both be committed.
+	v := &mergedView{ctx: ctx, sh: sh, m: base, merged: merged, sorted: map[int][]string{}, baseSorted: map[int][]string{}}
+	for _, p := range slices.Sorted(maps.Keys(prior)) {
+		reason, err := v.clash(p)
+		if err != nil {
+			return res, nil, err
+		}
+		if reason == "" {
+			continue
+		}
+		res.conflicts[p] = reason
+		i := base.ShardFor(p)
+		if old := prior[p]; old != nil {
+			merged[i][p] = *old
+		} else {
+			delete(merged[i], p)
+		}
+		delete(prior, p)
+	}
+	if len(prior) == 0 && !removed && (fence == nil || m.Fences[fence.Key] == fence.Token) {
+		res.noop = true
+		return res, m, nil
+	}
+	for i, ref := range base.Shards {
+		entries, ok := merged[i]
+		if !ok {
+			next.Shards = append(next.Shards, ref)
+			continue
 		}
 		for _, part := range split(ref.Lo, entries, s.cfg.ShardMaxEntries) {
-			data, id := encodeShard(part.entries)
+			data, id := index.EncodeShard(part.entries)
 			sh.remember(id, data, part.entries)
-			res.written[id] = shardKey(id)
+			res.written[id] = true
 			if ref.ID != "" {
-				res.rebased[id] = syncKey(base, i)
+				res.rebased[id] = base.SyncKey(i)
 			}
-			next.Shards = append(next.Shards, ShardRef{Lo: part.lo, ID: id, Count: len(part.entries), Bytes: int64(len(data))})
+			next.Shards = append(next.Shards, index.ShardRef{Lo: part.lo, ID: id, Count: len(part.entries), Bytes: int64(len(data))})
 		}
 	}
 	next.Shards = dropEmpty(next.Shards)
-	if !changed && (fence == nil || m.Fences[fence.Key] == fence.Token) {
-		return commitResult{noop: true, skipped: res.skipped}, m, nil
-	}
 	return res, next, nil
+}
+
+// mergedView answers questions about the index as it would be after the
+// merge: touched shards as merged, the others as committed.
+type mergedView struct {
+	ctx    context.Context
+	sh     *shards
+	m      *index.Manifest
+	merged map[int]map[string]index.Entry
+	sorted map[int][]string
+	// baseSorted are the committed keys of shards, before the merge.
+	baseSorted map[int][]string
+}
+
+func (v *mergedView) shard(i int) (map[string]index.Entry, []string, error) {
+	entries, ok := v.merged[i]
+	if !ok {
+		if v.m.Shards[i].ID == "" {
+			return nil, nil, nil
+		}
+		var err error
+		if entries, err = v.sh.get(v.ctx, v.m, i); err != nil {
+			return nil, nil, err
+		}
+	}
+	keys, ok := v.sorted[i]
+	if !ok {
+		keys = slices.Sorted(maps.Keys(entries))
+		v.sorted[i] = keys
+	}
+	return entries, keys, nil
+}
+
+// clash returns why the file p cannot be committed beside the others: a
+// parent is a committed file, or p is a committed directory. A parent in
+// an untouched shard is read only when nothing proves it a directory: a
+// committed entry below it in p's own shard does (the index never holds a
+// file and a directory of one name), which keeps a one-file push from
+// reading its parents' shards.
+func (v *mergedView) clash(p string) (string, error) {
+	home := v.m.ShardFor(p)
+	for j := strings.IndexByte(p, '/'); j >= 0; j = nextSlash(p, j) {
+		parent := p[:j]
+		i := v.m.ShardFor(parent)
+		if _, touched := v.merged[i]; !touched && i != home {
+			proven, err := v.committedBelow(home, parent)
+			if err != nil {
+				return "", err
+			}
+			if proven {
+				continue
+			}
+		}
+		entries, _, err := v.shard(i)
+		if err != nil {
+			return "", err
+		}
+		if _, ok := entries[parent]; ok {
+			return fmt.Sprintf("%q is committed as a file, so %q cannot be a directory", parent, parent), nil
+		}
+	}
+	dir := p + "/"
+	for _, i := range v.m.Cover(p) {
+		_, keys, err := v.shard(i)
+		if err != nil {
+			return "", err
+		}
+		k := sort.SearchStrings(keys, dir)
+		if k < len(keys) && strings.HasPrefix(keys[k], dir) {
+			return fmt.Sprintf("%q is committed as a directory (it holds %q)", p, keys[k]), nil
+		}
+	}
+	return "", nil
+}
+
+// committedBelow reports whether shard i, as committed, holds an entry
+// below the directory dir.
+func (v *mergedView) committedBelow(i int, dir string) (bool, error) {
+	if v.m.Shards[i].ID == "" {
+		return false, nil
+	}
+	keys, ok := v.baseSorted[i]
+	if !ok {
+		entries, err := v.sh.get(v.ctx, v.m, i)
+		if err != nil {
+			return false, err
+		}
+		keys = slices.Sorted(maps.Keys(entries))
+		v.baseSorted[i] = keys
+	}
+	d := dir + "/"
+	k := sort.SearchStrings(keys, d)
+	return k < len(keys) && strings.HasPrefix(keys[k], d), nil
+}
+
+func nextSlash(p string, j int) int {
+	k := strings.IndexByte(p[j+1:], '/')
+	if k < 0 {
+		return -1
+	}
+	return j + 1 + k
 }
 
 type shardPart struct {
 	lo      string
-	entries map[string]Entry
+	entries map[string]index.Entry
 }
 
 // split cuts entries into parts of at most max/2 entries when they exceed
 // max, so a freshly split shard has room to grow before it splits again.
 // An empty shard stays one (empty) part for dropEmpty to remove.
-func split(lo string, entries map[string]Entry, max int) []shardPart {
+func split(lo string, entries map[string]index.Entry, max int) []shardPart {
 	if len(entries) <= max {
 		return []shardPart{{lo, entries}}
 	}
@@ -265,7 +428,7 @@ func split(lo string, entries map[string]Entry, max int) []shardPart {
 	var parts []shardPart
 	for start := 0; start < len(keys); start += size {
 		end := min(start+size, len(keys))
-		part := shardPart{lo: keys[start], entries: make(map[string]Entry, end-start)}
+		part := shardPart{lo: keys[start], entries: make(map[string]index.Entry, end-start)}
 		if start == 0 {
 			part.lo = lo
 		}
@@ -280,8 +443,8 @@ func split(lo string, entries map[string]Entry, max int) []shardPart {
 // dropEmpty removes empty shards; the range passes to the previous shard
 // (or the next, when the first is empty). An index whose every entry was
 // removed keeps one empty shard, so that pulls still read the removals.
-func dropEmpty(refs []ShardRef) []ShardRef {
-	out := make([]ShardRef, 0, len(refs))
+func dropEmpty(refs []index.ShardRef) []index.ShardRef {
+	out := make([]index.ShardRef, 0, len(refs))
 	for _, r := range refs {
 		if r.Count > 0 {
 			out = append(out, r)
@@ -299,19 +462,16 @@ func dropEmpty(refs []ShardRef) []ShardRef {
 // writeShards uploads new shard objects. Their names are content hashes,
 // so create-if-absent losing to an existing object means the same bytes
 // are already there.
-func (s *Syncer) writeShards(ctx context.Context, b backend.Backend, sh *shards, written map[string]string) error {
+func (s *Syncer) writeShards(ctx context.Context, b backend.Backend, sh *shards, written map[string]bool) error {
 	cond := backend.Cond{IfAbsent: true}
 	if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate {
 		cond = backend.Cond{} // same name, same bytes: overwriting is harmless
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)
-	for id, key := range written {
+	for id := range written {
 		g.Go(func() error {
-			sh.mu.Lock()
-			data := sh.fetched[id]
-			sh.mu.Unlock()
-			_, err := backend.PutBytes(ctx, b, key, data, cond)
+			_, err := backend.PutBytes(ctx, b, index.ShardKey(id), sh.bytes(id), cond)
 			if err != nil && !backend.IsPrecondition(err) {
 				return fmt.Errorf("write shard %s: %w", id, err)
 			}

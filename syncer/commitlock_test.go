@@ -14,6 +14,7 @@ import (
 	"github.com/siltsync/silt/backend/blob"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/conformance"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/syncer"
 )
@@ -75,7 +76,7 @@ func TestSyncer_CommitUnderLock_StoreWithoutCAS(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	snap, err := syncer.OpenSnapshot(ctx, store)
+	snap, err := index.OpenSnapshot(ctx, store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestSyncer_CommitUnderLock_StoreWithoutCAS(t *testing.T) {
 // Without compare-and-swap two writers can both upload the same path
 // outside the lock; the second commit must then fail clearly, not record a
 // version the store no longer holds.
-func TestSyncer_CommitPush_StaleManifestFailsClearly(t *testing.T) {
+func TestSyncer_CommitPush_StaleManifest_ReportsConflict(t *testing.T) {
 	bkt := memblob.OpenBucket(nil)
 	t.Cleanup(func() { bkt.Close() })
 	store := blob.New(bkt, blob.Config{AtomicCreate: true, ListAfterWrite: true})
@@ -138,7 +139,8 @@ func TestSyncer_CommitPush_StaleManifestFailsClearly(t *testing.T) {
 	if _, err := a.CommitPush(ctx, pa, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.CommitPush(ctx, pb, nil); !errors.Is(err, syncer.ErrStalePush) {
-		t.Errorf("second commit: %v, want ErrStalePush", err)
+	st, err := b.CommitPush(ctx, pb, nil)
+	if err != nil || st.Files.Conflicts != 1 || st.Conflicts[0].Path != "p" {
+		t.Errorf("second commit: %+v, %v, want a conflict on p", st.Conflicts, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/probe"
+	"github.com/siltsync/silt/index"
 )
 
 // Control is the namespace's control-plane store: small records under
@@ -28,7 +29,7 @@ func controlKey(key string) (string, error) {
 	if err := backend.ValidateKey(key); err != nil {
 		return "", err
 	}
-	return controlDir + key, nil
+	return index.ControlPrefix + key, nil
 }
 
 // Get returns the record's bytes, or an error matching backend.ErrNotExist.
@@ -83,9 +84,9 @@ func (c *Control) List(ctx context.Context, prefix string) ([]string, error) {
 		return nil, err
 	}
 	var keys []string
-	err := c.b.List(ctx, controlDir+prefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
+	err := c.b.List(ctx, index.ControlPrefix+prefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
 		for _, o := range page {
-			keys = append(keys, strings.TrimPrefix(o.Key, controlDir))
+			keys = append(keys, strings.TrimPrefix(o.Key, index.ControlPrefix))
 		}
 		return nil
 	})
@@ -110,7 +111,7 @@ func Verify(ctx context.Context, b backend.Backend) VerifyResult {
 	caps := b.Capabilities()
 	res.Details["conditional_put"] = fmt.Sprint(caps.ConditionalPut)
 	res.Details["conditional_delete"] = fmt.Sprint(caps.ConditionalDelete)
-	scratch := fmt.Sprintf("%sverify/%d", controlDir, time.Now().UnixNano())
+	scratch := fmt.Sprintf("%sverify/%d", index.ControlPrefix, time.Now().UnixNano())
 	rep, err := probe.Conditional(ctx, b, scratch)
 	res.LatencyMs = ms(time.Since(start))
 	switch {

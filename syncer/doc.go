@@ -21,20 +21,31 @@
 //
 // # The index
 //
-// Data objects live at their real paths. The index is a one-level B+tree
-// over the sorted path space: a manifest (.silt/manifest.json, the only
-// object the protocol mutates, always by compare-and-swap) lists immutable
-// shards by key range, each named by the hash of its bytes. A commit writes
-// new shards for the ranges it touched and swaps the manifest; on a lost
-// race it re-reads and re-merges only its own changes. Shards split past
-// Config.ShardMaxEntries, so a scoped read costs max(scope, shard bound)
-// whatever the shape of the paths. FORMAT.md in the repository specifies
-// the format.
+// The remote format lives in package [index] (FORMAT.md in the repository
+// specifies it): data objects are immutable and named by their sha256; a
+// manifest (.silt/manifest.json, the only object the protocol mutates,
+// always by compare-and-swap) lists immutable shards by key range. A push
+// hashes each file, uploads each new content once (create-if-absent: an
+// object already there is the same bytes), then merges its changes onto the
+// freshly read shards, each change only while the entry is still at the
+// sha256 this cache last synced (otherwise a per-path conflict), writes the
+// new shards and a history copy of the manifest it supersedes, and swaps the
+// manifest. Shards split past Config.ShardMaxEntries, so a scoped read costs
+// max(scope, shard bound) whatever the shape of the paths. Each cache
+// remembers the highest manifest it saw and refuses a rollback
+// ([ErrRollback]).
+//
+// # Phases
+//
+// A push runs push.go (plan: walk the dirty part of the cache), upload.go
+// (check against the index, upload), commit.go (merge, compare-and-swap),
+// finish.go (record locally). A pull runs pull.go (plan per shard, then
+// downloads, then removals and pruning of emptied directories).
 //
 // # Why the seed bugs cannot happen
 //
 //   - A scoped pull reads the manifest and only the shards whose ranges meet
-//     the scope ([Manifest] cover); it never lists and stats only paths in
+//     the scope ([index.Manifest.Cover]); it never lists and stats only paths in
 //     scope.
 //   - Directories and files map to shards through the same range function;
 //     nothing parses a path to guess a shard.
@@ -43,8 +54,8 @@
 //     records only shards inside its scope, and a push records only shards
 //     it rebuilt from ones already reconciled. A push with nothing to send
 //     records nothing and sends nothing.
-//   - Per-machine state (local mtimes, hydration, dirty marks, upload
-//     intents) lives in a bbolt file under DIR/.silt and never goes to the
+//   - Per-machine state (local mtimes, hydration, dirty marks, the highest
+//     manifest seen) lives in a bbolt file under DIR/.silt and never goes to the
 //     store, so pull then push uploads nothing.
 //
 // # Local state
@@ -54,8 +65,8 @@
 // "..". (A symlink that stays inside the directory is followed; silt itself
 // syncs regular files only and never creates links.)
 //
-// DIR/.silt/state.db holds, per path, the size, sha256, local mtime,
-// remote version and hydration of what the cache holds; the shards it
+// DIR/.silt/state.db holds, per path, the size, sha256 (the content last
+// synced), local mtime and hydration of what the cache holds; the shards it
 // reconciled; a verified copy of shards it has read (they are immutable);
 // the dirty marks with a cap ([Config].DirtyCap) past which the next push
 // walks everything. A state file that cannot be read is moved aside and

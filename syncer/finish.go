@@ -4,42 +4,35 @@ import (
 	"context"
 	"maps"
 	"slices"
-
-	"github.com/siltsync/silt/backend"
 )
 
-// commitPrepared commits a prepared push, deletes the data objects it
-// unreferenced, and records the outcome locally.
+// commitPrepared commits a prepared push and records the outcome locally.
+// Removals delete no data object: GC does, once no snapshot younger than
+// its grace period references it.
 func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence *Fence) error {
 	if pm.empty() {
 		return s.finishPush(pm, nil)
 	}
 	ch := changeSet{upserts: pm.upserts, bases: pm.bases, removals: pm.removals}
-	res, err := s.commit(ctx, o, pm.sh, ch, pm.snap, fence)
+	res, err := s.commit(ctx, o, pm.sh, ch, pm.head, fence)
 	if err != nil {
 		return err
 	}
-	o.stats.Seq = res.snap.m.Seq
+	o.stats.Seq = res.head.Manifest.Seq
 	o.mark("commit")
-	// Data goes only after the commit that unreferences it, so readers of
-	// the previous snapshot never miss a committed object. A failure here
-	// leaves garbage for gc, not a broken index.
-	conditional := o.backend().Capabilities().ConditionalDelete
-	for p, v := range pm.removals {
-		if res.skipped[p] || res.noop {
-			o.conflict(p, "deleted locally but changed remotely; the remote copy wins")
+	for _, p := range slices.Sorted(maps.Keys(res.conflicts)) {
+		pm.keep[p] = true
+		delete(pm.records, p)
+		o.conflict(p, res.conflicts[p])
+	}
+	for p := range pm.removals {
+		if res.skipped[p] {
+			pm.forget = append(pm.forget, p)
+			o.conflict(p, reasonRemovalMoved)
 			continue
-		}
-		c := backend.Cond{}
-		if conditional {
-			c.IfMatch = v
-		}
-		if err := o.backend().Delete(ctx, p, c); err != nil && ctx.Err() != nil {
-			break
 		}
 		o.add(func(st *Stats) { st.Files.Deleted++ })
 	}
-	o.mark("delete")
 	return s.finishPush(pm, &res)
 }
 
@@ -61,25 +54,19 @@ func (s *Syncer) finishPush(pm *prepared, res *commitResult) error {
 				if err := t.putFile(p, pm.records[p]); err != nil {
 					return err
 				}
-				if err := t.clearIntent(p); err != nil {
-					return err
-				}
 			}
 			for p := range pm.removals {
 				if err := t.deleteFile(p); err != nil {
 					return err
 				}
 			}
-			if err := t.setMetaUint(metaSeenSeq, res.snap.m.Seq); err != nil {
+			if err := t.saveRemote(s.mcache, s.seen); err != nil {
 				return err
 			}
-			if err := t.saveManifest(s.mcache); err != nil {
-				return err
-			}
-			m := res.snap.m
+			m := res.head.Manifest
 			for j, ref := range m.Shards {
 				if base, ok := res.rebased[ref.ID]; ok && t.synced(base) {
-					if err := t.setSynced(syncKey(m, j)); err != nil {
+					if err := t.setSynced(m.SyncKey(j)); err != nil {
 						return err
 					}
 				}

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 )
 
-// ErrStalePush is returned by CommitPush when the index moved in a way the
-// prepared push cannot be merged onto: another writer committed one of its
-// paths since it was prepared. Prepare again.
+// ErrStalePush is kept for callers that matched it. CommitPush no longer
+// fails as a whole when the index moved: each path another writer
+// committed since the push was prepared is a conflict in Stats.
 var ErrStalePush = errors.New("push manifest is stale: a path it writes was committed by another writer")
 
 // Preview counts what a push would send, from local state alone.
@@ -30,7 +30,7 @@ func (s *Syncer) PreviewPush(ctx context.Context) (Preview, error) {
 		return Preview{}, err
 	}
 	defer s.mu.Unlock()
-	lp, err := s.planLocal(ctx, s.begin("preview"), false)
+	lp, err := s.planLocal(ctx, s.begin("preview"), PushOptions{})
 	if err != nil {
 		return Preview{}, err
 	}
@@ -86,7 +86,7 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 		if err != nil {
 			return st, err
 		}
-		st.RemoteSeq = snap.m.Seq
+		st.RemoteSeq = snap.Manifest.Seq
 		st.RemoteMoved = st.RemoteSeq != st.SeenSeq
 	}
 	return st, nil
@@ -124,8 +124,8 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 	if lf.exists {
 		return true, nil // present: hydrating never overwrites a local copy
 	}
-	// The recorded version first: one request when it is still current.
-	entry, known := Entry{Size: rec.Size, SHA256: rec.SHA256, Version: rec.Version}, hasRec
+	// The recorded entry first: one request when its object is there.
+	entry, known := index.Entry{Size: rec.Size, SHA256: rec.SHA256}, hasRec
 	for attempt := 0; attempt < 2; attempt++ {
 		if !known {
 			var err error
@@ -137,8 +137,8 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 			}
 		}
 		got, err := s.download(ctx, o.backend(), p, entry)
-		if errors.Is(err, errChecksum) || backend.IsPrecondition(err) || backend.IsNotExist(err) {
-			known = false // the record is out of date: ask the index
+		if errors.Is(err, index.ErrMissingObject) && attempt == 0 && hasRec {
+			known = false // the record may be older than the index: ask it
 			continue
 		}
 		if err != nil {
@@ -146,22 +146,22 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 		}
 		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += got.size })
 		return true, s.st.update(func(t stx) error {
-			return t.putFile(p, fileRecord{Size: got.size, SHA256: entry.SHA256, MtimeNs: got.mtimeNs, Version: entry.Version, Hydrated: true, VerifiedNs: now()})
+			return t.putFile(p, fileRecord{Size: got.size, SHA256: entry.SHA256, MtimeNs: got.mtimeNs, Hydrated: true, VerifiedNs: now()})
 		})
 	}
-	return false, fmt.Errorf("hydrate %s: object does not match the committed index (an interrupted write?)", p)
+	return false, fmt.Errorf("hydrate %s: %w", p, index.ErrMissingObject)
 }
 
 // lookup returns the committed entry of p: the manifest and one shard.
-func (s *Syncer) lookup(ctx context.Context, o *op, p string) (Entry, bool, error) {
-	snap, err := s.readManifest(ctx, o.backend())
-	if err != nil || len(snap.m.Shards) == 0 {
-		return Entry{}, false, err
+func (s *Syncer) lookup(ctx context.Context, o *op, p string) (index.Entry, bool, error) {
+	head, err := s.readManifest(ctx, o.backend())
+	if err != nil || len(head.Manifest.Shards) == 0 {
+		return index.Entry{}, false, err
 	}
 	sh := s.newShards(o.backend())
-	entries, err := sh.get(ctx, snap.m.Shards[snap.m.shardFor(p)].ID)
+	entries, err := sh.get(ctx, head.Manifest, head.Manifest.ShardFor(p))
 	if err != nil {
-		return Entry{}, false, err
+		return index.Entry{}, false, err
 	}
 	e, ok := entries[p]
 	_ = s.st.update(sh.save)
@@ -176,19 +176,23 @@ type PushManifest struct {
 	pm *prepared
 }
 
+// pushManifestFormat is the version of PushManifest's JSON: 2 since
+// entries name content-addressed objects.
+const pushManifestFormat = 2
+
 type pushManifestJSON struct {
-	Format   int                        `json:"format"`
-	Upserts  map[string]Entry           `json:"upserts"`
-	Bases    map[string]backend.Version `json:"bases"`
-	Removals map[string]backend.Version `json:"removals"`
-	Records  map[string]fileRecord      `json:"records"`
-	Keep     map[string]bool            `json:"keep,omitempty"`
-	Forget   []string                   `json:"forget,omitempty"`
-	Touch    map[string]fileRecord      `json:"touch,omitempty"`
-	Marks    map[string]uint64          `json:"marks"`
-	Overflow bool                       `json:"overflow,omitempty"`
-	Bulk     bool                       `json:"bulk,omitempty"`
-	UpTo     uint64                     `json:"up_to"`
+	Format   int                    `json:"format"`
+	Upserts  map[string]index.Entry `json:"upserts"`
+	Bases    map[string]string      `json:"bases"`
+	Removals map[string]string      `json:"removals"`
+	Records  map[string]fileRecord  `json:"records"`
+	Keep     map[string]bool        `json:"keep,omitempty"`
+	Forget   []string               `json:"forget,omitempty"`
+	Touch    map[string]fileRecord  `json:"touch,omitempty"`
+	Marks    map[string]uint64      `json:"marks"`
+	Overflow bool                   `json:"overflow,omitempty"`
+	Bulk     bool                   `json:"bulk,omitempty"`
+	UpTo     uint64                 `json:"up_to"`
 }
 
 // Files counts the files the manifest would commit (written plus removed).
@@ -197,7 +201,7 @@ func (m *PushManifest) Files() int { return len(m.pm.upserts) + len(m.pm.removal
 // MarshalJSON encodes the manifest.
 func (m *PushManifest) MarshalJSON() ([]byte, error) {
 	pm := m.pm
-	j := pushManifestJSON{Format: 1, Upserts: pm.upserts, Bases: pm.bases, Removals: pm.removals, Records: pm.records,
+	j := pushManifestJSON{Format: pushManifestFormat, Upserts: pm.upserts, Bases: pm.bases, Removals: pm.removals, Records: pm.records,
 		Keep: pm.keep, Forget: pm.forget, Touch: map[string]fileRecord{}, Marks: pm.d.paths, Overflow: pm.d.overflow, Bulk: pm.d.bulk, UpTo: pm.d.upTo}
 	for _, t := range pm.touch {
 		j.Touch[t.path] = *t.record
@@ -211,16 +215,19 @@ func (m *PushManifest) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return fmt.Errorf("push manifest: %w", err)
 	}
-	if j.Format != 1 {
+	if j.Format != pushManifestFormat {
 		return fmt.Errorf("push manifest: unknown format %d", j.Format)
 	}
 	for p := range j.Upserts {
-		if err := validDataPath(p); err != nil {
+		if err := index.ValidPath(p); err != nil {
 			return fmt.Errorf("push manifest: %w", err)
+		}
+		if e := j.Upserts[p]; !index.ValidSHA256(e.SHA256) || e.Size < 0 {
+			return fmt.Errorf("push manifest: %q: bad size or sha256", p)
 		}
 	}
 	for p := range j.Removals {
-		if err := validDataPath(p); err != nil {
+		if err := index.ValidPath(p); err != nil {
 			return fmt.Errorf("push manifest: %w", err)
 		}
 	}
@@ -252,7 +259,7 @@ func (s *Syncer) PreparePush(ctx context.Context, opts PushOptions) (*PushManife
 // CommitPush merges a prepared push onto the current index by
 // compare-and-swap and settles the dirty marks it covered. Committing the
 // same manifest again changes nothing. A manifest that cannot be merged
-// any more fails with ErrStalePush.
+// any more reports each path that moved as a conflict.
 func (s *Syncer) CommitPush(ctx context.Context, m *PushManifest, fence *Fence) (Stats, error) {
 	if m == nil || m.pm == nil {
 		return Stats{Op: "commit"}, errors.New("syncer: CommitPush of an empty manifest")
@@ -264,7 +271,7 @@ func (s *Syncer) CommitPush(ctx context.Context, m *PushManifest, fence *Fence) 
 	o := s.begin("commit")
 	pm := *m.pm
 	pm.sh = s.newShards(o.backend())
-	pm.snap = nil // the index has moved on since prepare: read it fresh
+	pm.head = nil // the index has moved on since prepare: read it fresh
 	err := s.commitPrepared(ctx, o, &pm, fence)
 	return o.finish(), err
 }

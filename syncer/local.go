@@ -12,6 +12,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/siltsync/silt/index"
 )
 
 // local is the cache directory as silt sees it. Every access goes through
@@ -107,13 +109,11 @@ func (l *local) hash(p string) (sum string, lf localFile, err error) {
 	return hex.EncodeToString(h.Sum(nil)), infoFile(fi), nil
 }
 
-// errChecksum is returned when downloaded bytes do not match the index.
-var errChecksum = errors.New("downloaded bytes do not match the index's sha256")
-
 // install writes r to p atomically: a temporary file, checked against
-// wantSHA before it is renamed into place, so a reader never sees a
-// partial file and wrong bytes never enter the cache.
-func (l *local) install(p string, r io.Reader, wantSHA string) (localFile, error) {
+// the entry before it is renamed into place, so a reader never sees a
+// partial file and wrong bytes never enter the cache (an
+// *index.ObjectError matching index.ErrCorruptObject).
+func (l *local) install(p string, r io.Reader, e index.Entry) (localFile, error) {
 	if err := l.dir.MkdirAll(path.Dir(l.name(p)), 0o755); err != nil {
 		return localFile{}, l.explain(p, err)
 	}
@@ -129,7 +129,7 @@ func (l *local) install(p string, r io.Reader, wantSHA string) (localFile, error
 	}
 	defer l.dir.Remove(tmp) // fails harmlessly after a successful rename
 	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(f, h), r)
+	_, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(r, e.Size+1))
 	if err == nil {
 		err = f.Sync()
 	}
@@ -139,8 +139,8 @@ func (l *local) install(p string, r io.Reader, wantSHA string) (localFile, error
 	if err != nil {
 		return localFile{}, err
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != wantSHA {
-		return localFile{}, fmt.Errorf("%s: %w (got %s, want %s)", p, errChecksum, got, wantSHA)
+	if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
+		return localFile{}, &index.ObjectError{Path: p, SHA256: e.SHA256, Reason: "downloaded bytes hash to " + got, Err: index.ErrCorruptObject}
 	}
 	if fi, err := l.dir.Lstat(l.name(p)); err == nil && fi.IsDir() {
 		return localFile{}, &PathError{Path: p, Reason: "a local directory is in the way"}
@@ -151,12 +151,18 @@ func (l *local) install(p string, r io.Reader, wantSHA string) (localFile, error
 	return l.stat(p)
 }
 
-// remove deletes the file at p and the directories it leaves empty, up to
-// (not including) the data root.
+// remove deletes the file at p.
 func (l *local) remove(p string) error {
 	if err := l.dir.Remove(l.name(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return l.explain(p, err)
 	}
+	return nil
+}
+
+// pruneDirs removes the directories removing p left empty, up to (not
+// including) the data root. A pull calls it only after all its downloads
+// finished, so it never removes a directory a download renames into.
+func (l *local) pruneDirs(p string) {
 	top := strings.TrimSuffix(l.ns, "/")
 	if top == "" {
 		top = "."
@@ -166,12 +172,34 @@ func (l *local) remove(p string) error {
 			break // not empty (or gone): stop climbing
 		}
 	}
+}
+
+// cleanTmp removes temporary downloads a killed pull left behind. It runs
+// at Open, while this process holds the state lock, so no download of
+// another process is in flight.
+func (l *local) cleanTmp() error {
+	entries, err := fs.ReadDir(l.dir.FS(), tmpDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "dl-") {
+			if err := l.dir.Remove(tmpDir + "/" + e.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
 // walk calls fn, in path order, for every regular file at or below p ("" =
-// everything). It skips silt's own directory and never follows symlinks.
-func (l *local) walk(p string, fn func(p string, lf localFile) error) error {
+// everything). It skips every directory named .silt (this cache's own, or
+// a cache nested inside it) and never follows symlinks. A file whose name
+// the index cannot carry is passed to refuse, never silently skipped.
+func (l *local) walk(p string, refuse func(p string, err error), fn func(p string, lf localFile) error) error {
 	start := l.name(p)
 	if start == "" {
 		start = "."
@@ -204,12 +232,16 @@ func (l *local) walk(p string, fn func(p string, lf localFile) error) error {
 		}
 		rel := strings.TrimPrefix(name, l.ns)
 		if d.IsDir() {
-			if name != start && isInternal(rel) {
+			if name != start && d.Name() == InternalDir {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || validDataPath(rel) != nil {
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if err := index.ValidPath(rel); err != nil {
+			refuse(rel, err)
 			return nil
 		}
 		info, err := d.Info()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 )
 
 // namespacesDir holds one registration per namespace, at the bucket root.
@@ -47,7 +48,7 @@ func RegisterNamespace(ctx context.Context, b backend.Backend, ns, owner string)
 	}
 	var info NamespaceInfo
 	if err := json.Unmarshal(cur, &info); err != nil {
-		return corrupt(key, "%v", err)
+		return &index.FormatError{Key: key, Reason: err.Error(), Err: index.ErrCorruptIndex}
 	}
 	if info.Owner != owner {
 		return fmt.Errorf("%w: %s belongs to %q, not %q", ErrNamespaceTaken, ns, info.Owner, owner)
@@ -73,7 +74,7 @@ func Namespaces(ctx context.Context, b backend.Backend) ([]NamespaceInfo, error)
 			}
 			var info NamespaceInfo
 			if err := json.Unmarshal(data, &info); err != nil {
-				return corrupt(o.Key, "%v", err)
+				return &index.FormatError{Key: o.Key, Reason: err.Error(), Err: index.ErrCorruptIndex}
 			}
 			out = append(out, info)
 		}

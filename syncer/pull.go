@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 )
 
 // PullOptions select what a pull brings in.
@@ -23,10 +24,6 @@ type PullOptions struct {
 	// downloading them; HydrateFile or a later full pull fetches them.
 	MetadataOnly bool
 }
-
-// maxPullRounds bounds how often a pull restarts after finding objects that
-// moved on under the manifest it read.
-const maxPullRounds = 3
 
 // Pull brings remote changes within the scope into the cache. It keeps local
 // edits (reporting conflicts), removes local copies of files a peer deleted
@@ -42,15 +39,8 @@ func (s *Syncer) Pull(ctx context.Context, opts PullOptions) (Stats, error) {
 	}
 	defer s.mu.Unlock()
 	o := s.begin("pull")
-	for round := 1; ; round++ {
-		again, err := s.pullOnce(ctx, o, sc, opts)
-		if err != nil || !again {
-			return o.finish(), err
-		}
-		if round == maxPullRounds {
-			return o.finish(), fmt.Errorf("pull: the index kept moving under %d rounds", round)
-		}
-	}
+	err = s.pullOnce(ctx, o, sc, opts)
+	return o.finish(), err
 }
 
 type pullKind int
@@ -66,7 +56,7 @@ const (
 type pullAction struct {
 	kind  pullKind
 	path  string
-	entry Entry
+	entry index.Entry
 	local localFile
 	shard int
 }
@@ -77,21 +67,21 @@ type pullPlan struct {
 	dirty   map[int]bool // shards that cannot be recorded as reconciled
 }
 
-func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions) (again bool, err error) {
+func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions) error {
 	b := o.backend()
-	snap, err := s.readManifest(ctx, b)
+	head, err := s.readManifest(ctx, b)
 	if err != nil {
-		return false, err
+		return err
 	}
-	m := snap.m
+	m := head.Manifest
 	o.stats.Seq = m.Seq
 	o.mark("manifest")
 
 	var need []int
 	var d dirtySet
 	_ = s.st.view(func(t stx) error {
-		for _, i := range m.cover(sc) {
-			if !t.synced(syncKey(m, i)) {
+		for _, i := range sc.cover(m) {
+			if !t.synced(m.SyncKey(i)) {
 				need = append(need, i)
 			}
 		}
@@ -99,31 +89,24 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 		return nil
 	})
 	sh := s.newShards(b)
-	ids := make([]string, len(need))
-	for k, i := range need {
-		ids[k] = m.Shards[i].ID
-	}
-	if err := sh.prefetch(ctx, ids, s.cfg.Concurrency); err != nil {
-		return false, err
+	if err := sh.prefetch(ctx, m, need, s.cfg.Concurrency); err != nil {
+		return err
 	}
 	o.mark("shards")
 
 	plan := pullPlan{dirty: map[int]bool{}}
 	for _, i := range need {
 		if err := s.planShard(ctx, o, m, i, sh, sc, d, opts, &plan); err != nil {
-			return false, err
+			return err
 		}
 	}
 	o.mark("walk")
 
-	done, stale, execErr := s.execPull(ctx, o, plan)
+	done, execErr := s.execPull(ctx, o, plan)
 	o.mark("transfer")
 
 	err = s.st.update(func(t stx) error {
-		if err := t.setMetaUint(metaSeenSeq, m.Seq); err != nil {
-			return err
-		}
-		if err := t.saveManifest(s.mcache); err != nil {
+		if err := t.saveRemote(s.mcache, s.seen); err != nil {
 			return err
 		}
 		if err := applyPull(t, done); err != nil {
@@ -132,12 +115,12 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 		if err := sh.save(t); err != nil {
 			return err
 		}
-		if execErr != nil || len(stale) > 0 {
+		if execErr != nil {
 			return nil // a shard with a failed action is not reconciled
 		}
 		for _, i := range need {
-			if !plan.dirty[i] && m.within(i, sc) {
-				if err := t.setSynced(syncKey(m, i)); err != nil {
+			if !plan.dirty[i] && sc.within(m, i) {
+				if err := t.setSynced(m.SyncKey(i)); err != nil {
 					return err
 				}
 			}
@@ -146,44 +129,29 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 			keepIDs, keepSynced := map[string]bool{}, map[string]bool{}
 			for i, ref := range m.Shards {
 				keepIDs[ref.ID] = true
-				keepSynced[syncKey(m, i)] = true
+				keepSynced[m.SyncKey(i)] = true
 			}
 			return t.forgetShards(keepIDs, keepSynced)
 		}
 		return nil
 	})
 	if execErr != nil {
-		return false, execErr
+		return execErr
 	}
 	if err != nil {
-		return false, fmt.Errorf("pull: save local state: %w", err)
+		return fmt.Errorf("pull: save local state: %w", err)
 	}
-	if len(stale) == 0 {
-		return false, nil
-	}
-	// Objects moved on under the manifest we read: read it again, never
-	// install bytes the index does not vouch for.
-	now, err := s.readManifest(ctx, b)
-	if err != nil {
-		return false, err
-	}
-	if now.version != snap.version {
-		return true, nil
-	}
-	for _, p := range stale {
-		o.conflict(p, "object does not match the committed index (an interrupted write?)")
-	}
-	return false, nil
+	return nil
 }
 
 // planShard decides what to do for every entry and local record of shard i
 // inside the scope.
-func (s *Syncer) planShard(ctx context.Context, o *op, m *Manifest, i int, sh *shards, sc scope, d dirtySet, opts PullOptions, plan *pullPlan) error {
-	entries, err := sh.get(ctx, m.Shards[i].ID)
+func (s *Syncer) planShard(ctx context.Context, o *op, m *index.Manifest, i int, sh *shards, sc scope, d dirtySet, opts PullOptions, plan *pullPlan) error {
+	entries, err := sh.get(ctx, m, i)
 	if err != nil {
 		return err
 	}
-	rng := keyRange{m.Shards[i].Lo, m.hi(i)}
+	rng := m.Range(i)
 	recs := map[string]fileRecord{}
 	err = s.st.view(func(t stx) error {
 		return t.filesIn(rng, func(p string, r fileRecord) error {
@@ -237,7 +205,7 @@ const noAction pullKind = -1
 
 // decideEntry compares one committed entry with the local copy. A non-empty
 // reason is a conflict: the local copy is kept as it is.
-func (s *Syncer) decideEntry(o *op, p string, e Entry, rec fileRecord, hasRec bool, d dirtySet, opts PullOptions) (pullAction, string) {
+func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, hasRec bool, d dirtySet, opts PullOptions) (pullAction, string) {
 	a := pullAction{kind: noAction, path: p, entry: e}
 	lf, err := s.local.stat(p)
 	o.add(func(st *Stats) { st.Local.Examined++ })
@@ -254,10 +222,12 @@ func (s *Syncer) decideEntry(o *op, p string, e Entry, rec fileRecord, hasRec bo
 		switch {
 		case sum == e.SHA256:
 			o.add(func(st *Stats) { st.Files.Unchanged++ })
-			if !synced || rec.SHA256 != sum || rec.Version != e.Version || rec.MtimeNs != lf.mtimeNs {
+			if !synced || rec.SHA256 != sum || rec.MtimeNs != lf.mtimeNs {
 				a.kind = pullRecord
 			}
 			return a, ""
+		case synced && rec.SHA256 == e.SHA256:
+			return a, "" // edited locally, unchanged remotely: a pending push
 		case d.marked(p):
 			return a, "marked dirty locally and changed remotely"
 		case synced && sum == rec.SHA256:
@@ -270,11 +240,12 @@ func (s *Syncer) decideEntry(o *op, p string, e Entry, rec fileRecord, hasRec bo
 		}
 	}
 	switch {
-	case synced && (d.marked(p) || d.overflow):
-		if rec.SHA256 != e.SHA256 {
-			return a, "deleted locally and changed remotely"
-		}
-		return a, "" // a deletion waiting for push
+	case synced && rec.SHA256 == e.SHA256:
+		// Deleted locally since this cache synced it, unchanged remotely:
+		// a pending local change, not something to restore.
+		return a, ""
+	case synced:
+		return a, "deleted locally and changed remotely"
 	case opts.MetadataOnly && s.cfg.Lazy(p):
 		a.kind = pullLazy // even an up-to-date lazy record keeps its shard unreconciled
 		return a, ""
@@ -324,13 +295,16 @@ type pullDone struct {
 	record *fileRecord // nil: delete the record
 }
 
-// execPull carries out the plan: downloads in parallel, each conditional on
-// the entry's version and checked against its sha256. It returns what was
-// done (even on error, so the state can record it), and the paths whose
-// objects no longer match the index.
-func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone, []string, error) {
+// execPull carries out the plan: downloads in parallel, each of the object
+// the entry names, checked against its sha256; then local removals and the
+// pruning of emptied directories, once no download can still be renaming
+// into them. It returns what was done (even on error, so the state can
+// record it). A corrupt or missing object is never installed: it is
+// reported with its path (an *index.ObjectError), and the other downloads
+// go on.
+func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone, error) {
 	var done []pullDone
-	var stale []string
+	var bad []error
 	var mu = &o.mu
 	record := func(dn pullDone) {
 		mu.Lock()
@@ -345,28 +319,25 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 			total++
 		}
 	}
+	var removes []pullAction
 	for _, a := range plan.actions {
 		switch a.kind {
 		case pullRecord:
-			record(pullDone{a.path, &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Version: a.entry.Version, Hydrated: true, VerifiedNs: now()}})
+			record(pullDone{a.path, &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Hydrated: true, VerifiedNs: now()}})
 		case pullLazy:
-			record(pullDone{a.path, &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256, Version: a.entry.Version}})
+			record(pullDone{a.path, &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256}})
 		case pullForget:
 			record(pullDone{a.path, nil})
 		case pullRemove:
-			if err := s.local.remove(a.path); err != nil {
-				o.conflict(a.path, "deleted remotely; cannot remove local copy: "+err.Error())
-				continue
-			}
-			o.add(func(st *Stats) { st.Files.Removed++ })
-			record(pullDone{a.path, nil})
+			removes = append(removes, a)
 		case pullDownload:
 			g.Go(func() error {
 				lf, err := s.download(gctx, o.backend(), a.path, a.entry)
+				var oe *index.ObjectError
 				switch {
-				case errors.Is(err, errChecksum) || backend.IsPrecondition(err) || backend.IsNotExist(err):
+				case errors.As(err, &oe):
 					mu.Lock()
-					stale = append(stale, a.path)
+					bad = append(bad, err)
 					mu.Unlock()
 					return nil
 				case err != nil:
@@ -374,23 +345,40 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 				}
 				o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += lf.size })
 				o.progress(a.path, lf.size, &moved, total)
-				record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Version: a.entry.Version, Hydrated: true, VerifiedNs: now()}})
+				record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now()}})
 				return nil
 			})
 		}
 	}
 	err := g.Wait()
-	return done, stale, err
+	for _, a := range removes {
+		if rerr := s.local.remove(a.path); rerr != nil {
+			o.conflict(a.path, "deleted remotely; cannot remove local copy: "+rerr.Error())
+			continue
+		}
+		o.add(func(st *Stats) { st.Files.Removed++ })
+		record(pullDone{a.path, nil})
+	}
+	for _, a := range removes {
+		s.local.pruneDirs(a.path)
+	}
+	if err == nil && len(bad) > 0 {
+		err = errors.Join(bad...)
+	}
+	return done, err
 }
 
-// download fetches exactly the committed version of p into the cache.
-func (s *Syncer) download(ctx context.Context, b backend.Backend, p string, e Entry) (localFile, error) {
-	rc, _, err := b.Get(ctx, p, backend.GetOptions{IfMatch: e.Version})
+// download fetches the object of entry e into the cache at p.
+func (s *Syncer) download(ctx context.Context, b backend.Backend, p string, e index.Entry) (localFile, error) {
+	rc, _, err := b.Get(ctx, index.ObjectKey(e.SHA256), backend.GetOptions{})
+	if backend.IsNotExist(err) {
+		return localFile{}, &index.ObjectError{Path: p, SHA256: e.SHA256, Reason: "not in the store", Err: index.ErrMissingObject}
+	}
 	if err != nil {
 		return localFile{}, err
 	}
 	defer rc.Close()
-	return s.local.install(p, rc, e.SHA256)
+	return s.local.install(p, rc, e)
 }
 
 func applyPull(t stx, done []pullDone) error {

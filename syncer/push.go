@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/siltsync/silt/index"
 )
 
 // ErrTooManyDeletes is returned when a push would delete more remote files
@@ -26,11 +28,19 @@ type PushOptions struct {
 	// cache synced and that is now absent is deleted remotely. It is the
 	// command line's push; hosts that mark their writes do not need it.
 	All bool
+	// Paths, when set, pushes only these paths (files or directories, as
+	// if each were marked), whatever else is marked; marks outside them
+	// stay for a later push. A listed path that is absent is a deletion.
+	Paths []string
 }
 
 // Push uploads what changed within the dirty set and commits it. With
-// nothing dirty it sends no request at all. Files whose content equals what
-// the remote already has are not uploaded.
+// nothing dirty it sends no request at all. Bytes the store already holds
+// (under their content hash) are not uploaded again.
+//
+// The push runs in phases, one file each, in this order: plan (this file:
+// walk the dirty part of the cache), upload.go (check against the index,
+// upload), commit.go (merge and compare-and-swap), finish.go (record).
 func (s *Syncer) Push(ctx context.Context, opts PushOptions) (Stats, error) {
 	if err := s.lock(); err != nil {
 		return Stats{Op: "push"}, err
@@ -54,8 +64,16 @@ type upload struct {
 	hasRec bool
 }
 
-// removal is one remote entry to delete: this cache held it at rec.Version
-// and its local copy is gone.
+// base is the sha256 this cache last synced for the path ("" = new).
+func (u upload) base() string {
+	if u.hasRec {
+		return u.rec.SHA256
+	}
+	return ""
+}
+
+// removal is one remote entry to delete: this cache synced it at
+// rec.SHA256 and its local copy is gone.
 type removal struct {
 	path string
 	rec  fileRecord
@@ -67,14 +85,28 @@ type localPlan struct {
 	uploads []upload
 	removes []removal
 	touch   []pullDone // unchanged files whose records need a fresh mtime
+	refused map[string]string
 }
 
-// planLocal walks the dirty part of the cache. It sends no request.
-func (s *Syncer) planLocal(ctx context.Context, o *op, all bool) (localPlan, error) {
-	var lp localPlan
+// planLocal walks the dirty part of the cache (or opts.Paths). It sends no
+// request.
+func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localPlan, error) {
+	lp := localPlan{refused: map[string]string{}}
+	var only []string
+	for _, p := range opts.Paths {
+		n, err := normalizePath(p)
+		if err != nil {
+			return lp, err
+		}
+		only = append(only, n)
+	}
 	err := s.st.view(func(t stx) error {
 		lp.d = t.dirty()
-		if all {
+		switch {
+		case len(only) > 0:
+			lp.d = lp.d.restrict(only)
+			lp.d.overflow = slices.Contains(only, "") // the whole cache, listed
+		case opts.All:
 			lp.d.overflow = true // a walk of everything, with deletions
 		}
 		if lp.d.empty() {
@@ -96,7 +128,10 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, all bool) (localPlan, err
 
 func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *localPlan) error {
 	seen := map[string]bool{}
-	err := s.local.walk(root, func(p string, lf localFile) error {
+	refuse := func(p string, err error) {
+		lp.refused[p] = "refused: " + err.Error()
+	}
+	err := s.local.walk(root, refuse, func(p string, lf localFile) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -118,20 +153,12 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 		lp.uploads = append(lp.uploads, upload{path: p, sha: sum, local: hashed, rec: rec, hasRec: hasRec})
 		return nil
 	})
-	var pe *PathError
-	if errors.As(err, &pe) {
-		return err // a marked path that escapes through a symlink: refuse
-	}
 	if err != nil {
 		return err
 	}
 	// Deletions need positive evidence: a file this cache held, now absent,
 	// under an explicit mark (or after the mark set overflowed).
-	rng := keyRange{root, successor(root + "/")}
-	if root == "" {
-		rng = keyRange{"", ""}
-	}
-	return t.filesIn(rng, func(p string, rec fileRecord) error {
+	return t.filesIn(index.PrefixRange(root), func(p string, rec fileRecord) error {
 		if seen[p] || !under(p, root) || !rec.Hydrated || !(lp.d.overflow || lp.d.marked(p)) {
 			return nil
 		}

@@ -2,6 +2,8 @@ package syncer
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -9,29 +11,47 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 )
 
-// snapshot is one manifest as read, with the version from the same response.
-type snapshot struct {
-	m       *Manifest
-	version backend.Version // "" when no manifest exists yet
+// ErrRollback is returned (wrapped in a *RollbackError) when the remote
+// manifest is older than one this cache has already seen, or has the same
+// sequence with different bytes: a restored backup, an operator mistake or
+// a misbehaving gateway. Nothing is changed locally or remotely.
+var ErrRollback = errors.New("remote index went back")
+
+// ErrSeqExhausted is returned when a commit would supersede a manifest
+// whose sequence is at index.MaxSeq.
+var ErrSeqExhausted = errors.New("remote index sequence is at its maximum")
+
+// RollbackError says which sequence this cache had seen and which it read.
+type RollbackError struct {
+	Seen uint64 // the highest sequence this cache saw
+	Got  uint64 // the sequence just read
 }
 
-// readManifest reads the manifest. A missing manifest is an empty index
-// (a fresh bucket); anything unreadable is an error, never "empty".
-func readManifest(ctx context.Context, b backend.Backend) (snapshot, error) {
-	data, info, err := backend.ReadAll(ctx, b, manifestKey, backend.GetOptions{}, maxIndexObject)
-	if backend.IsNotExist(err) {
-		return snapshot{m: &Manifest{Format: FormatVersion}}, nil
+func (e *RollbackError) Error() string {
+	if e.Got == e.Seen {
+		return fmt.Sprintf("remote manifest at seq %d differs from the seq %d this cache saw: %v", e.Got, e.Seen, ErrRollback)
 	}
-	if err != nil {
-		return snapshot{}, fmt.Errorf("read manifest: %w", err)
+	return fmt.Sprintf("remote manifest at seq %d, this cache already saw seq %d: %v", e.Got, e.Seen, ErrRollback)
+}
+
+// Unwrap returns ErrRollback.
+func (e *RollbackError) Unwrap() error { return ErrRollback }
+
+// seen is the highest manifest this cache read or wrote.
+type seen struct {
+	seq  uint64
+	hash string // sha256 of its bytes; "" before any manifest
+}
+
+func manifestHash(data []byte) string {
+	if data == nil {
+		return ""
 	}
-	m, err := decodeManifest(data)
-	if err != nil {
-		return snapshot{}, err
-	}
-	return snapshot{m: m, version: info.Version}, nil
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // manifestCache is the last manifest this cache read or wrote, with the
@@ -42,69 +62,75 @@ type manifestCache struct {
 	version backend.Version
 }
 
-// readManifest reads the manifest conditionally on the cached version.
-// The cached bytes are used only when the store says they are current.
-func (s *Syncer) readManifest(ctx context.Context, b backend.Backend) (snapshot, error) {
+// readManifest reads the manifest, conditionally on the cached version,
+// and refuses one older than this cache has seen.
+func (s *Syncer) readManifest(ctx context.Context, b backend.Backend) (index.Head, error) {
+	h, err := s.fetchManifest(ctx, b)
+	if err != nil {
+		return h, err
+	}
+	return h, s.accept(h)
+}
+
+func (s *Syncer) fetchManifest(ctx context.Context, b backend.Backend) (index.Head, error) {
 	c := s.mcache
-	if c.version == "" {
-		return s.readManifestFresh(ctx, b)
-	}
-	data, info, err := backend.ReadAll(ctx, b, manifestKey, backend.GetOptions{IfNoneMatch: c.version}, maxIndexObject)
-	switch {
-	case errors.Is(err, backend.ErrNotModified):
-		m, derr := decodeManifest(c.data)
-		if derr != nil { // a damaged local copy: ask for the bytes
-			s.mcache = manifestCache{}
-			return s.readManifestFresh(ctx, b)
+	if c.version != "" {
+		h, err := index.ReadManifest(ctx, b, backend.GetOptions{IfNoneMatch: c.version})
+		if errors.Is(err, backend.ErrNotModified) {
+			m, derr := index.DecodeManifest(index.ManifestKey, c.data)
+			if derr == nil {
+				return index.Head{Manifest: m, Data: c.data, Version: c.version}, nil
+			}
+			// A damaged local copy: ask for the bytes.
+		} else if err != nil {
+			return h, err
+		} else {
+			s.mcache = manifestCache{data: h.Data, version: h.Version}
+			return h, nil
 		}
-		return snapshot{m: m, version: c.version}, nil
-	case backend.IsNotExist(err):
+	}
+	h, err := index.ReadManifest(ctx, b, backend.GetOptions{})
+	if err != nil {
+		return h, err
+	}
+	s.mcache = manifestCache{data: h.Data, version: h.Version}
+	return h, nil
+}
+
+// accept checks h against the highest manifest this cache saw and
+// remembers it. A manifest that went back is refused.
+func (s *Syncer) accept(h index.Head) error {
+	seq, hash := h.Manifest.Seq, manifestHash(h.Data)
+	if h.Version == "" {
+		seq, hash = 0, ""
+	}
+	switch {
+	case seq < s.seen.seq, seq == s.seen.seq && s.seen.hash != "" && hash != s.seen.hash:
 		s.mcache = manifestCache{}
-		return snapshot{m: &Manifest{Format: FormatVersion}}, nil
-	case err != nil:
-		return snapshot{}, fmt.Errorf("read manifest: %w", err)
+		return &RollbackError{Seen: s.seen.seq, Got: seq}
 	}
-	return s.remember(data, info.Version)
+	s.seen = seen{seq: seq, hash: hash}
+	return nil
 }
 
-func (s *Syncer) readManifestFresh(ctx context.Context, b backend.Backend) (snapshot, error) {
-	data, info, err := backend.ReadAll(ctx, b, manifestKey, backend.GetOptions{}, maxIndexObject)
-	if backend.IsNotExist(err) {
-		return snapshot{m: &Manifest{Format: FormatVersion}}, nil
-	}
-	if err != nil {
-		return snapshot{}, fmt.Errorf("read manifest: %w", err)
-	}
-	return s.remember(data, info.Version)
-}
-
-// remember decodes manifest bytes and caches them with their version.
-func (s *Syncer) remember(data []byte, v backend.Version) (snapshot, error) {
-	m, err := decodeManifest(data)
-	if err != nil {
-		return snapshot{}, err
-	}
-	s.mcache = manifestCache{data: data, version: v}
-	return snapshot{m: m, version: v}, nil
-}
-
-// shards loads shard objects by id: from this operation's memory, then the
-// local cache (shards are immutable, so a cached copy is always current),
-// then the store. Fetched shards are verified against their content hash
-// and remembered for saveShards.
+// shards loads shard objects: from this operation's memory, then the local
+// cache (shards are immutable, so a cached copy is always current), then
+// the store. Fetched shards are verified and remembered for save.
 type shards struct {
 	s       *Syncer
 	b       backend.Backend
 	mu      sync.Mutex
-	loaded  map[string]map[string]Entry
-	fetched map[string][]byte // read from the store by this operation
+	loaded  map[string]map[string]index.Entry
+	fetched map[string][]byte // read from the store or written by this operation
 }
 
 func (s *Syncer) newShards(b backend.Backend) *shards {
-	return &shards{s: s, b: b, loaded: map[string]map[string]Entry{}, fetched: map[string][]byte{}}
+	return &shards{s: s, b: b, loaded: map[string]map[string]index.Entry{}, fetched: map[string][]byte{}}
 }
 
-func (sh *shards) get(ctx context.Context, id string) (map[string]Entry, error) {
+// get returns the entries of shard i of m.
+func (sh *shards) get(ctx context.Context, m *index.Manifest, i int) (map[string]index.Entry, error) {
+	id := m.Shards[i].ID
 	sh.mu.Lock()
 	e, ok := sh.loaded[id]
 	sh.mu.Unlock()
@@ -113,42 +139,35 @@ func (sh *shards) get(ctx context.Context, id string) (map[string]Entry, error) 
 	}
 	var data []byte
 	_ = sh.s.st.view(func(t stx) error { data = t.cachedShard(id); return nil })
-	fromCache := data != nil
-	if !fromCache {
-		var err error
-		data, _, err = backend.ReadAll(ctx, sh.b, shardKey(id), backend.GetOptions{}, maxIndexObject)
-		if backend.IsNotExist(err) {
-			return nil, corrupt(shardKey(id), "listed in the manifest but missing")
+	if data != nil {
+		entries, err := index.DecodeShard(id, m.Range(i), data)
+		if err == nil {
+			sh.mu.Lock()
+			sh.loaded[id] = entries
+			sh.mu.Unlock()
+			return entries, nil
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read shard %s: %w", id, err)
-		}
-	}
-	entries, err := decodeShard(id, data)
-	if err != nil && fromCache {
 		// A damaged local copy is not evidence about the remote: refetch.
 		_ = sh.s.st.update(func(t stx) error { return t.tx.Bucket(bucketShards).Delete([]byte(id)) })
-		return sh.get(ctx, id)
 	}
+	entries, data, err := index.ReadShardBytes(ctx, sh.b, m, i)
 	if err != nil {
 		return nil, err
 	}
 	sh.mu.Lock()
 	sh.loaded[id] = entries
-	if !fromCache {
-		sh.fetched[id] = data
-	}
+	sh.fetched[id] = data
 	sh.mu.Unlock()
 	return entries, nil
 }
 
-// prefetch loads the given shards in parallel.
-func (sh *shards) prefetch(ctx context.Context, ids []string, limit int) error {
+// prefetch loads the given shards of m in parallel.
+func (sh *shards) prefetch(ctx context.Context, m *index.Manifest, is []int, limit int) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(limit)
-	for _, id := range ids {
+	for _, i := range is {
 		g.Go(func() error {
-			_, err := sh.get(ctx, id)
+			_, err := sh.get(ctx, m, i)
 			return err
 		})
 	}
@@ -156,11 +175,17 @@ func (sh *shards) prefetch(ctx context.Context, ids []string, limit int) error {
 }
 
 // remember adds a shard this operation wrote, so later reads need no GET.
-func (sh *shards) remember(id string, data []byte, entries map[string]Entry) {
+func (sh *shards) remember(id string, data []byte, entries map[string]index.Entry) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.loaded[id] = entries
 	sh.fetched[id] = data
+}
+
+func (sh *shards) bytes(id string) []byte {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.fetched[id]
 }
 
 // save stores every shard fetched or written in this operation in the local

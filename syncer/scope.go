@@ -2,58 +2,29 @@ package syncer
 
 import (
 	"errors"
-	"fmt"
 	"path"
 	"strings"
 
-	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 )
 
+// InternalDir is silt's own directory in a cache (and in a bucket); nothing
+// in a directory of this name, at any depth, ever syncs as data.
+const InternalDir = index.InternalDir
+
 // ErrInvalidPath is returned (wrapped in a *PathError) when a path given to
-// the syncer, or found in the remote index, could escape the cache or names
-// silt's own files.
-var ErrInvalidPath = errors.New("invalid path")
+// the syncer, or found in the cache or the remote index, could escape the
+// cache, names silt's own files, or cannot be carried by the index.
+var ErrInvalidPath = index.ErrInvalidPath
 
 // PathError says which path was refused and why.
-type PathError struct {
-	Path   string
-	Reason string
-}
-
-func (e *PathError) Error() string { return fmt.Sprintf("path %q: %s", e.Path, e.Reason) }
-
-// Is makes errors.Is(err, ErrInvalidPath) true.
-func (e *PathError) Is(target error) bool { return target == ErrInvalidPath }
-
-// validDataPath checks a cache-relative data path: a valid backend key
-// (no "..", no absolute path, no NUL, no backslash) outside silt's own
-// directory.
-func validDataPath(p string) error {
-	if err := backend.ValidateKey(p); err != nil {
-		var ke *backend.KeyError
-		if errors.As(err, &ke) {
-			return &PathError{Path: p, Reason: ke.Reason}
-		}
-		return &PathError{Path: p, Reason: err.Error()}
-	}
-	if isInternal(p) {
-		return &PathError{Path: p, Reason: "inside silt's internal directory " + InternalDir}
-	}
-	return nil
-}
-
-// isInternal reports whether p names silt's own files, which never sync.
-func isInternal(p string) bool {
-	first, _, _ := strings.Cut(p, "/")
-	return first == InternalDir
-}
+type PathError = index.PathError
 
 // normalizePath turns a host-supplied relative path (a file or a directory,
 // maybe with a trailing slash or "./") into its canonical form, or refuses
 // it. The empty path, "." and "/" all mean the whole cache.
 func normalizePath(p string) (string, error) {
 	orig := p
-	p = strings.ReplaceAll(p, "\\", "\x00") // refused below, never reinterpreted as a separator
 	if strings.HasPrefix(p, "/") && strings.Trim(p, "/") != "" {
 		return "", &PathError{Path: orig, Reason: "absolute"}
 	}
@@ -64,7 +35,7 @@ func normalizePath(p string) (string, error) {
 	if p == "" || p == "." {
 		return "", nil
 	}
-	if err := validDataPath(p); err != nil {
+	if err := index.ValidPath(p); err != nil {
 		var pe *PathError
 		if errors.As(err, &pe) {
 			pe.Path = orig
@@ -105,89 +76,17 @@ func (s scope) contains(p string) bool {
 		return true
 	}
 	for _, q := range s.paths {
-		if under(p, q) {
+		if index.Under(p, q) {
 			return true
 		}
 	}
 	return false
 }
 
-// under reports whether p is q or lies below the directory q.
-func under(p, q string) bool {
-	return q == "" || p == q || (strings.HasPrefix(p, q) && p[len(q)] == '/')
-}
+// cover returns the shards of m that meet the scope (index.Manifest.Cover).
+func (s scope) cover(m *index.Manifest) []int { return m.Cover(s.paths...) }
 
-// keyRange is the half-open interval [lo, hi) of keys; hi == "" is unbounded.
-type keyRange struct{ lo, hi string }
+// within reports whether shard i of m lies wholly inside the scope.
+func (s scope) within(m *index.Manifest, i int) bool { return m.Within(i, s.paths...) }
 
-// ranges returns key intervals that hold every path in scope (and possibly
-// a few siblings such as "a-b" next to "a", which callers filter out).
-func (s scope) ranges() []keyRange {
-	if s.all() {
-		return []keyRange{{"", ""}}
-	}
-	out := make([]keyRange, 0, len(s.paths))
-	for _, p := range s.paths {
-		out = append(out, keyRange{p, successor(p + "/")})
-	}
-	return out
-}
-
-// successor returns the least string greater than every string that has
-// prefix s ("" when there is none).
-func successor(s string) string {
-	b := []byte(s)
-	for len(b) > 0 && b[len(b)-1] == 0xff {
-		b = b[:len(b)-1]
-	}
-	if len(b) == 0 {
-		return ""
-	}
-	b[len(b)-1]++
-	return string(b)
-}
-
-// overlaps reports whether [lo1, hi1) and [lo2, hi2) meet ("" hi = unbounded).
-func overlaps(a, b keyRange) bool {
-	return (b.hi == "" || a.lo < b.hi) && (a.hi == "" || b.lo < a.hi)
-}
-
-// covers reports whether a contains all of b.
-func covers(a, b keyRange) bool {
-	return a.lo <= b.lo && (a.hi == "" || (b.hi != "" && b.hi <= a.hi))
-}
-
-// cover returns the indexes of the shards of m whose key ranges meet the
-// scope: the one function that maps paths (files or directories) to shards.
-// Nothing parses a path to guess its shard.
-func (m *Manifest) cover(s scope) []int {
-	var out []int
-	rs := s.ranges()
-	for i := range m.Shards {
-		r := keyRange{m.Shards[i].Lo, m.hi(i)}
-		for _, q := range rs {
-			if overlaps(r, q) {
-				out = append(out, i)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// within reports whether shard i lies wholly inside the scope, so that
-// reconciling the scope reconciles the whole shard. It uses the exact
-// directory interval [p/, successor(p/)), not ranges(), whose intervals
-// also hold siblings such as "a-b" that the scope does not contain.
-func (m *Manifest) within(i int, s scope) bool {
-	if s.all() {
-		return true
-	}
-	r := keyRange{m.Shards[i].Lo, m.hi(i)}
-	for _, p := range s.paths {
-		if covers(keyRange{p + "/", successor(p + "/")}, r) {
-			return true
-		}
-	}
-	return false
-}
+func under(p, q string) bool { return index.Under(p, q) }

@@ -4,18 +4,12 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/siltsync/silt/index"
 )
 
-func TestSuccessor(t *testing.T) {
-	for in, want := range map[string]string{"a/": "a0", "a": "b", "a\xff": "b", "\xff\xff": "", "": ""} {
-		if got := successor(in); got != want {
-			t.Errorf("successor(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestManifest_Cover_DirectoriesFilesAndDepths(t *testing.T) {
-	m := &Manifest{Shards: []ShardRef{{Lo: ""}, {Lo: "data/a/b/c/m1/state/5"}, {Lo: "data/a/b/c/m2"}, {Lo: "data/z"}}}
+	m := &index.Manifest{Shards: []index.ShardRef{{Lo: ""}, {Lo: "data/a/b/c/m1/state/5"}, {Lo: "data/a/b/c/m2"}, {Lo: "data/z"}}}
 	for _, tc := range []struct {
 		scope []string
 		want  []int
@@ -32,7 +26,7 @@ func TestManifest_Cover_DirectoriesFilesAndDepths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := m.cover(sc); !slices.Equal(got, tc.want) {
+		if got := sc.cover(m); !slices.Equal(got, tc.want) {
 			t.Errorf("cover(%v) = %v, want %v", tc.scope, got, tc.want)
 		}
 	}
@@ -48,15 +42,15 @@ func TestScope_Contains_NoSiblingLeak(t *testing.T) {
 }
 
 func TestManifest_Within_ExactDirectoryOnly(t *testing.T) {
-	m := &Manifest{Shards: []ShardRef{{Lo: ""}, {Lo: "a/"}, {Lo: "a0"}}}
+	m := &index.Manifest{Shards: []index.ShardRef{{Lo: ""}, {Lo: "a/"}, {Lo: "a0"}}}
 	sc, _ := newScope([]string{"a"})
-	if m.within(0, sc) || !m.within(1, sc) || m.within(2, sc) {
-		t.Errorf("within: %v %v %v", m.within(0, sc), m.within(1, sc), m.within(2, sc))
+	if sc.within(m, 0) || !sc.within(m, 1) || sc.within(m, 2) {
+		t.Errorf("within: %v %v %v", sc.within(m, 0), sc.within(m, 1), sc.within(m, 2))
 	}
 }
 
 func TestNormalizePath_RefusesEscapes(t *testing.T) {
-	for _, p := range []string{"../a", "a/../../b", "/abs", "a\\b", ".silt/x", "a//b", "a/./b"} {
+	for _, p := range []string{"../a", "a/../../b", "/abs", "a/.silt/x", ".silt/x", "a\x00b", "a//b", "a/./b"} {
 		if _, err := normalizePath(p); !errors.Is(err, ErrInvalidPath) {
 			t.Errorf("normalizePath(%q) = %v", p, err)
 		}
@@ -69,31 +63,18 @@ func TestNormalizePath_RefusesEscapes(t *testing.T) {
 }
 
 func TestSplit_HalvesPastTheBound(t *testing.T) {
-	entries := map[string]Entry{}
+	entries := map[string]index.Entry{}
 	for _, k := range []string{"a", "b", "c", "d", "e"} {
-		entries[k] = Entry{}
+		entries[k] = index.Entry{}
 	}
 	parts := split("", entries, 4)
 	if len(parts) != 3 || parts[0].lo != "" || parts[1].lo != "c" || parts[2].lo != "e" {
 		t.Errorf("split = %+v", parts)
 	}
-	if got := dropEmpty([]ShardRef{{Lo: "", Count: 0}, {Lo: "m", Count: 2}}); len(got) != 1 || got[0].Lo != "" {
+	if got := dropEmpty([]index.ShardRef{{Lo: "", Count: 0}, {Lo: "m", Count: 2}}); len(got) != 1 || got[0].Lo != "" {
 		t.Errorf("dropEmpty = %+v", got)
 	}
-	if got := dropEmpty([]ShardRef{{Lo: "", Count: 0, ID: "x"}}); len(got) != 1 {
+	if got := dropEmpty([]index.ShardRef{{Lo: "", Count: 0, ID: "x"}}); len(got) != 1 {
 		t.Errorf("dropEmpty of an emptied index = %+v, want one empty shard", got)
-	}
-}
-
-func TestDecodeManifest_RefusesBadInput(t *testing.T) {
-	for in, want := range map[string]error{
-		`{`:                                  ErrCorruptIndex,
-		`{"format":2}`:                       ErrNewerFormat,
-		`{"seq":1}`:                          ErrCorruptIndex,
-		`{"format":1,"shards":[{"lo":"x"}]}`: ErrCorruptIndex,
-	} {
-		if _, err := decodeManifest([]byte(in)); !errors.Is(err, want) {
-			t.Errorf("decode %s: %v, want %v", in, err, want)
-		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 )
 
 // ErrBusy is returned by Open when another process holds the directory's
@@ -23,11 +24,10 @@ var ErrBusy = errors.New("local state is in use by another silt process")
 // fileRecord is what this machine knows of one path: what its cache holds
 // and which remote version that came from. It never leaves the machine.
 type fileRecord struct {
-	Size     int64           `json:"size"`
-	SHA256   string          `json:"sha256"`
-	MtimeNs  int64           `json:"mtime"`   // local mtime when last verified
-	Version  backend.Version `json:"version"` // remote version synced with
-	Hydrated bool            `json:"hydrated"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256"` // the content this cache last synced
+	MtimeNs  int64  `json:"mtime"`  // local mtime when last verified
+	Hydrated bool   `json:"hydrated"`
 	// VerifiedNs is when the content was last checked (hashed or
 	// downloaded). A file whose mtime is that close to it could have been
 	// rewritten within the same timestamp tick, so its mtime proves nothing.
@@ -53,7 +53,6 @@ var (
 	bucketSynced = []byte("synced") // syncKey -> "": every entry of that shard reconciled here
 	bucketShards = []byte("shards") // shard id -> shard bytes (immutable, verified)
 	bucketDirty  = []byte("dirty")  // path -> mark number
-	bucketIntent = []byte("intent") // path -> "": an upload started, not yet committed
 	bucketMeta   = []byte("meta")
 )
 
@@ -61,7 +60,8 @@ var (
 	metaMarkSeq  = []byte("markseq")  // last mark number handed out
 	metaOverflow = []byte("overflow") // dirty set overflowed: full walk with deletions
 	metaBulk     = []byte("bulk")     // MarkAllDirty: full walk, no deletions
-	metaSeenSeq  = []byte("seenseq")  // last manifest seq read or written here
+	metaSeenSeq  = []byte("seenseq")  // highest manifest seq read or written here
+	metaSeenHash = []byte("seenhash") // sha256 of that manifest's bytes
 	metaManifest = []byte("manifest") // last manifest bytes read or written here
 	metaManifVer = []byte("manifestversion")
 )
@@ -94,7 +94,7 @@ func openState(dir string) (*state, error) {
 		}
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketFiles, bucketSynced, bucketShards, bucketDirty, bucketIntent, bucketMeta} {
+		for _, b := range [][]byte{bucketFiles, bucketSynced, bucketShards, bucketDirty, bucketMeta} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -141,10 +141,10 @@ func (t stx) putFile(p string, r fileRecord) error {
 func (t stx) deleteFile(p string) error { return t.tx.Bucket(bucketFiles).Delete([]byte(p)) }
 
 // filesIn calls fn for every record whose path lies in [r.lo, r.hi).
-func (t stx) filesIn(r keyRange, fn func(p string, rec fileRecord) error) error {
+func (t stx) filesIn(r index.Range, fn func(p string, rec fileRecord) error) error {
 	c := t.tx.Bucket(bucketFiles).Cursor()
-	for k, v := c.Seek([]byte(r.lo)); k != nil; k, v = c.Next() {
-		if r.hi != "" && string(k) >= r.hi {
+	for k, v := c.Seek([]byte(r.Lo)); k != nil; k, v = c.Next() {
+		if r.Hi != "" && string(k) >= r.Hi {
 			break
 		}
 		var rec fileRecord
@@ -285,6 +285,25 @@ func (t stx) clearDirty(d dirtySet, whole bool, done func(p string) bool) error 
 	return nil
 }
 
+// restrict returns the marks at or under the paths only, with each of them
+// marked too (PushOptions.Paths): no bulk, no overflow.
+func (d dirtySet) restrict(only []string) dirtySet {
+	r := dirtySet{paths: map[string]uint64{}, upTo: d.upTo}
+	for p, n := range d.paths {
+		for _, q := range only {
+			if under(p, q) {
+				r.paths[p] = n
+			}
+		}
+	}
+	for _, q := range only {
+		if _, ok := r.paths[q]; !ok {
+			r.paths[q] = 0
+		}
+	}
+	return r
+}
+
 // marked reports whether p was marked, directly or through a marked
 // ancestor directory. Bulk and overflow are not marks of p.
 func (d dirtySet) marked(p string) bool {
@@ -300,17 +319,6 @@ func (d dirtySet) marked(p string) bool {
 	}
 }
 
-// setIntent notes that an upload of p has started. A crash before the
-// commit leaves the intent, so the next push may replace its own orphan.
-func (t stx) setIntent(p string) error { return t.tx.Bucket(bucketIntent).Put([]byte(p), nil) }
-
-// hadIntent reports an upload of p started by an earlier push of this
-// cache and never committed. (The current push's own intents are set too;
-// settleUpload runs only after a condition failed, so that is harmless.)
-func (t stx) hadIntent(p string) bool { return t.tx.Bucket(bucketIntent).Get([]byte(p)) != nil }
-
-func (t stx) clearIntent(p string) error { return t.tx.Bucket(bucketIntent).Delete([]byte(p)) }
-
 // manifest returns the cached manifest, if any.
 func (t stx) manifest() manifestCache {
 	b := t.tx.Bucket(bucketMeta)
@@ -321,9 +329,21 @@ func (t stx) manifest() manifestCache {
 	return manifestCache{data: append([]byte(nil), data...), version: backend.Version(v)}
 }
 
-// saveManifest persists the manifest cache, so a new process starts with a
-// conditional read too.
-func (t stx) saveManifest(c manifestCache) error {
+// seen returns the highest manifest this cache saw.
+func (t stx) seen() seen {
+	return seen{seq: t.metaUint(metaSeenSeq), hash: string(t.tx.Bucket(bucketMeta).Get(metaSeenHash))}
+}
+
+// saveRemote persists the manifest cache, so a new process starts with a
+// conditional read too, and the highest manifest seen, so a rollback is
+// caught across restarts.
+func (t stx) saveRemote(c manifestCache, sn seen) error {
+	if err := t.setMetaUint(metaSeenSeq, sn.seq); err != nil {
+		return err
+	}
+	if err := t.tx.Bucket(bucketMeta).Put(metaSeenHash, []byte(sn.hash)); err != nil {
+		return err
+	}
 	b := t.tx.Bucket(bucketMeta)
 	if c.version == "" {
 		_ = b.Delete(metaManifVer)

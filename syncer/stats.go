@@ -30,10 +30,13 @@ type Stats struct {
 type FileStats struct {
 	Downloaded int `json:"downloaded"`
 	Uploaded   int `json:"uploaded"`
-	Deleted    int `json:"deleted"` // remote deletions
-	Removed    int `json:"removed"` // local removals
-	Unchanged  int `json:"unchanged"`
-	Conflicts  int `json:"conflicts"`
+	// Deduplicated counts files pushed whose bytes the store already held
+	// (or that another file of the same push uploaded): nothing was sent.
+	Deduplicated int `json:"deduplicated"`
+	Deleted      int `json:"deleted"` // remote deletions
+	Removed      int `json:"removed"` // local removals
+	Unchanged    int `json:"unchanged"`
+	Conflicts    int `json:"conflicts"`
 }
 
 // ByteStats counts payload bytes moved.

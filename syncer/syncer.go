@@ -82,6 +82,7 @@ type Syncer struct {
 	mu     sync.Mutex // one operation at a time
 	closed bool
 	mcache manifestCache // guarded by mu; persisted with each operation's state
+	seen   seen          // guarded by mu; the highest manifest seen, persisted likewise
 }
 
 // Open binds cfg.Dir to cfg.Backend. It creates Dir if needed and opens the
@@ -157,7 +158,11 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 		local: local{dir: cache, path: localRoot, ns: ns},
 		st:    st,
 	}
-	_ = st.view(func(t stx) error { s.mcache = t.manifest(); return nil })
+	_ = st.view(func(t stx) error { s.mcache, s.seen = t.manifest(), t.seen(); return nil })
+	if err := s.local.cleanTmp(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("syncer: clean temporary downloads: %w", err)
+	}
 	return s, nil
 }
 

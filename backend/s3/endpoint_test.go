@@ -183,3 +183,11 @@ func TestBackend_Endpoint_Multipart(t *testing.T) {
 	b := e.open(t, url.Values{"multipart_threshold": {"1"}, "part_size": {fmt.Sprint(5 << 20)}})
 	checkMultipart(t, b, true)
 }
+
+// TestBackend_Endpoint_SyncerMultipart round-trips a file above the
+// multipart threshold through the syncer against the endpoint.
+func TestBackend_Endpoint_SyncerMultipart(t *testing.T) {
+	e := endpointOrSkip(t)
+	b := e.open(t, url.Values{"multipart_threshold": {fmt.Sprint(5 << 20)}, "part_size": {fmt.Sprint(5 << 20)}})
+	conformance.CheckSyncerLargeFile(t, b, 12<<20+12345)
+}

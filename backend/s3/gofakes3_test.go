@@ -47,3 +47,12 @@ func TestSyncer_Gofakes3_Conformance(t *testing.T) {
 		return f.open(t, s3.Config{DisableConditionalDelete: true})
 	})
 }
+
+// TestSyncer_Gofakes3_Multipart round-trips a file above a lowered
+// multipart threshold through the syncer: the committed sha256 is the
+// file's, however the upload re-reads its parts.
+func TestSyncer_Gofakes3_Multipart(t *testing.T) {
+	f := newFake(t)
+	b := f.open(t, s3.Config{DisableConditionalDelete: true, MultipartThreshold: 5 << 20, PartSize: s3.MinPartSize})
+	conformance.CheckSyncerLargeFile(t, b, 12<<20+12345)
+}

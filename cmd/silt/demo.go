@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -140,11 +141,11 @@ func (d *demo) run(ctx context.Context) error {
 		return fmt.Errorf("%s is still on machine-b after the pull (%v)", gone, err)
 	}
 	d.c.printf("  %s/ is gone from machine-b too\n", gone)
-	snap, err := syncer.OpenSnapshot(ctx, d.b)
+	snap, err := index.OpenSnapshot(ctx, d.b)
 	if err != nil {
 		return err
 	}
-	if err := snap.Check(ctx, true); err != nil {
+	if _, err := snap.Check(ctx, true); err != nil {
 		return fmt.Errorf("index check: %w", err)
 	}
 	m := snap.Manifest()

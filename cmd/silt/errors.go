@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/syncer"
 )
@@ -53,7 +54,7 @@ func classify(err error) (code int, hint string) {
 	var ue *usageError
 	var re *refusedError
 	var he *hinted
-	var fe *syncer.FormatError
+	var fe *index.FormatError
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage, "see: silt " + "<command> --help"
@@ -73,9 +74,15 @@ func classify(err error) (code int, hint string) {
 		return exitError, "this store lacks conditional writes (If-None-Match/If-Match); check it with: silt verify URL"
 	case errors.Is(err, syncer.ErrBusy):
 		return exitError, "another silt process is using this directory; wait for it to finish"
-	case errors.Is(err, syncer.ErrNewerFormat):
+	case errors.Is(err, index.ErrNewerFormat):
 		return exitError, "the bucket was written by a newer silt; upgrade silt"
-	case errors.As(err, &fe), errors.Is(err, syncer.ErrCorruptIndex):
+	case errors.Is(err, index.ErrOlderFormat):
+		return exitError, "the bucket holds format 1, which this silt no longer reads; push your caches into an empty bucket or prefix"
+	case errors.Is(err, syncer.ErrRollback):
+		return exitError, "the remote index went back to an older state (a restored backup?); nothing was changed; check the bucket before you continue"
+	case errors.Is(err, index.ErrCorruptObject), errors.Is(err, index.ErrMissingObject):
+		return exitError, "a committed object is damaged or missing; nothing was installed; check the snapshot with: silt check --data URL"
+	case errors.As(err, &fe), errors.Is(err, index.ErrCorruptIndex):
 		return exitError, "the remote index is damaged; inspect it with: silt ls URL"
 	case errors.Is(err, syncer.ErrCommitContention):
 		return exitError, "many writers are committing at once; retry"

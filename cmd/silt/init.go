@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -40,6 +41,23 @@ func readBinding(dir string) (binding, error) {
 			"re-create it with: silt init --force --dir DIR URL")
 	}
 	return b, nil
+}
+
+// enclosingCache returns the nearest directory strictly above dir that is
+// a bound silt cache.
+func enclosingCache(dir string) (string, bool) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(configPath(d)); err == nil {
+			return d, true
+		}
+		if d == filepath.Dir(d) {
+			return "", false
+		}
+	}
 }
 
 // openURL opens a bucket URL, with a hint when it fails.
@@ -136,6 +154,12 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 			return usagef("--namespace: %v", err)
 		}
 	}
+	if outer, ok := enclosingCache(*dir); ok {
+		return &refusedError{
+			msg:  fmt.Sprintf("%s is inside the silt cache %s", *dir, outer),
+			hint: "a cache inside a cache never syncs its own state through the outer one; use a directory outside " + outer,
+		}
+	}
 	if old, err := readBinding(*dir); err == nil && old != cfg && !*force {
 		return &refusedError{
 			msg:  fmt.Sprintf("%s is already bound to %s (namespace %q)", *dir, old.URL, old.Namespace),
@@ -148,7 +172,7 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	}
 	defer b.Close()
 	root, _ := namespaceOf(b, cfg.Namespace)
-	snap, err := syncer.OpenSnapshot(ctx, root)
+	snap, err := index.OpenSnapshot(ctx, root)
 	if err != nil {
 		return fmt.Errorf("read the index of %s: %w", cfg.URL, err)
 	}

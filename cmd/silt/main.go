@@ -37,7 +37,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		initCmd, pullCmd, pushCmd, syncCmd, statusCmd, hydrateCmd,
-		verifyCmd, lockCmd, lsCmd, catCmd, gcCmd, conformanceCmd, demoCmd, versionCmd,
+		verifyCmd, lockCmd, lsCmd, catCmd, logCmd, checkCmd, exportCmd, gcCmd, conformanceCmd, demoCmd, versionCmd,
 	}
 }
 

@@ -367,8 +367,8 @@ func TestGC_RemovesOrphanShardAndData(t *testing.T) {
 
 	v := object(t, ok(t, "gc", u, "--json"))
 	rep := v["report"].(map[string]any)
-	if len(rep["shards"].([]any))+len(rep["data"].([]any)) != 0 || num(rep, "recent") < 2 {
-		t.Errorf("gc with the default bound removed young objects: %v", rep)
+	if len(rep["shards"].([]any))+len(rep["data"].([]any)) != 0 || len(rep["roots"].([]any)) != 2 {
+		t.Errorf("gc with the default grace removed what a recent snapshot references: %v", rep)
 	}
 	v = object(t, ok(t, "gc", u, "--older-than", "0s", "--json"))
 	rep = v["report"].(map[string]any)
@@ -376,11 +376,15 @@ func TestGC_RemovesOrphanShardAndData(t *testing.T) {
 		t.Errorf("gc removed %d shards, want 1: %v", n, rep)
 	}
 	data := rep["data"].([]any)
-	if len(data) != 1 || data[0].(map[string]any)["key"] != "orphan/data" {
-		t.Errorf("gc removed data %v, want orphan/data", data)
+	if len(data) != 1 || data[0].(map[string]any)["key"] != ".silt/objects/6b/6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b" {
+		t.Errorf("gc removed data %v, want the object of the first version", data)
 	}
-	if _, err := os.Stat(filepath.Join(bucket, "orphan", "data")); !os.IsNotExist(err) {
-		t.Errorf("orphan still there: %v", err)
+	if n := len(rep["history"].([]any)); n != 1 {
+		t.Errorf("gc removed %d history copies, want 1", n)
+	}
+	// Keys outside .silt/ are not silt's: gc never touches them.
+	if _, err := os.Stat(filepath.Join(bucket, "orphan", "data")); err != nil {
+		t.Errorf("gc touched a key outside .silt/: %v", err)
 	}
 	if got := ok(t, "cat", u, "data/x").stdout; got != "2" {
 		t.Errorf("after gc, cat data/x = %q", got)
@@ -545,5 +549,48 @@ func TestDemo_RunsToCompletion(t *testing.T) {
 	r := ok(t, "demo")
 	if !slices.ContainsFunc(strings.Split(r.stdout, "\n"), func(l string) bool { return strings.Contains(l, "is gone from machine-b") }) {
 		t.Errorf("demo output:\n%s", r.stdout)
+	}
+}
+
+func TestInit_InsideABoundCache_Refused(t *testing.T) {
+	u, dirs := setup(t, 1)
+	inner := filepath.Join(dirs[0], "data", "inner")
+	wantCode(t, silt(t, "init", "--dir", inner, u), 3, "init inside a cache")
+	if _, err := os.Stat(filepath.Join(inner, ".silt")); err == nil {
+		t.Error("a refused init created a .silt directory")
+	}
+}
+
+func TestLogCheckExport_ThroughTheIndex(t *testing.T) {
+	u, dirs := setup(t, 1)
+	a := dirs[0]
+	write(t, a, "data/x", "1")
+	ok(t, "push", "--dir", a)
+	write(t, a, "data/x", "2")
+	write(t, a, "data/y", "y")
+	ok(t, "push", "--dir", a)
+	v := object(t, ok(t, "log", u, "--json"))
+	if snaps := v["snapshots"].([]any); len(snaps) != 2 {
+		t.Errorf("log = %v", v)
+	}
+	ok(t, "check", "--data", u)
+	ok(t, "check", "--seq", "1", u)
+	out := t.TempDir()
+	ok(t, "export", "--seq", "1", u, out)
+	if got, err := os.ReadFile(filepath.Join(out, "data", "x")); err != nil || string(got) != "1" {
+		t.Errorf("export of seq 1: data/x = %q, %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "data", "y")); err == nil {
+		t.Error("export of seq 1 holds a file of seq 2")
+	}
+	// A missing object fails check with its path.
+	bucket := strings.TrimPrefix(u, "file://")
+	if err := os.RemoveAll(filepath.Join(bucket, ".silt", "objects")); err != nil {
+		t.Fatal(err)
+	}
+	r := silt(t, "check", u)
+	wantCode(t, r, 1, "check with objects missing")
+	if !strings.Contains(r.stderr, "data/") {
+		t.Errorf("check does not name the path: %s", r.stderr)
 	}
 }

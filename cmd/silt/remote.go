@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/probe"
 	"github.com/siltsync/silt/conformance"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -36,7 +36,7 @@ func openRoot(ctx context.Context, url, ns string) (backend.Backend, backend.Bac
 // lsEntry is one line of `silt ls`.
 type lsEntry struct {
 	Path string `json:"path"`
-	syncer.Entry
+	index.Entry
 }
 
 var lsCmd = &command{
@@ -47,7 +47,7 @@ var lsCmd = &command{
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		ns := fs.String("namespace", "", "the namespace to read")
-		long := fs.Bool("long", false, "show sha256, version and commit seq")
+		long := fs.Bool("long", false, "show sha256 and commit seq")
 		pos, err := c.parse(fs, args, 1, 2)
 		if err != nil {
 			return err
@@ -61,13 +61,13 @@ var lsCmd = &command{
 			return err
 		}
 		defer b.Close()
-		snap, err := syncer.OpenSnapshot(ctx, root)
+		snap, err := index.OpenSnapshot(ctx, root)
 		if err != nil {
 			return fmt.Errorf("ls %s: %w", pos[0], err)
 		}
 		entries := []lsEntry{}
 		var total int64
-		err = snap.Walk(ctx, prefix, func(p string, e syncer.Entry) error {
+		err = snap.Walk(ctx, prefix, func(p string, e index.Entry) error {
 			entries = append(entries, lsEntry{p, e})
 			total += e.Size
 			return nil
@@ -79,7 +79,7 @@ var lsCmd = &command{
 		return c.result(map[string]any{"op": "ls", "seq": seq, "count": len(entries), "bytes": total, "entries": entries}, func() {
 			for _, e := range entries {
 				if *long {
-					c.printf("%10d  %s  %4d  %s  %s\n", e.Size, e.SHA256[:12], e.Seq, e.Version, e.Path)
+					c.printf("%10d  %s  %4d  %s\n", e.Size, e.SHA256[:12], e.Seq, e.Path)
 				} else {
 					c.printf("%10d  %s\n", e.Size, e.Path)
 				}
@@ -91,7 +91,7 @@ var lsCmd = &command{
 var catCmd = &command{
 	name:    "cat",
 	args:    "URL PATH",
-	summary: "print a committed file, read at its committed version and verified by sha256",
+	summary: "print a committed file, read from its content-addressed object and verified by sha256",
 	example: "silt cat file:///srv/bucket data/acme/bert/state/latest",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
@@ -106,31 +106,20 @@ var catCmd = &command{
 			return err
 		}
 		defer b.Close()
-		snap, err := syncer.OpenSnapshot(ctx, root)
+		snap, err := index.OpenSnapshot(ctx, root)
 		if err != nil {
 			return fmt.Errorf("cat %s: %w", url, err)
 		}
-		var entry *syncer.Entry
-		errFound := errors.New("found")
-		err = snap.Walk(ctx, p, func(q string, e syncer.Entry) error {
-			if q == p {
-				entry = &e
-				return errFound
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, errFound) {
+		e, ok, err := snap.Lookup(ctx, p)
+		if err != nil {
 			return fmt.Errorf("cat %s %s: %w", url, p, err)
 		}
-		if entry == nil {
+		if !ok {
 			return withHint(fmt.Errorf("cat %s: no committed file %q at seq %d", url, p, snap.Manifest().Seq),
 				"list what the index holds with: silt ls "+url)
 		}
-		rc, _, err := root.Get(ctx, p, backend.GetOptions{IfMatch: entry.Version})
-		if backend.IsPrecondition(err) {
-			return withHint(fmt.Errorf("cat %s %s: the object moved on since seq %d: %w", url, p, snap.Manifest().Seq, err),
-				"a push is committing this file right now; run the command again")
-		}
+		entry := &e
+		rc, err := index.Open(ctx, root, p, e)
 		if err != nil {
 			return fmt.Errorf("cat %s %s: %w", url, p, err)
 		}
@@ -151,7 +140,7 @@ var catCmd = &command{
 		}
 		if c.json {
 			return c.printJSON(map[string]any{"op": "cat", "path": p, "size": n, "sha256": entry.SHA256,
-				"version": entry.Version, "seq": entry.Seq, "verified": true, "content_base64": base64.StdEncoding.EncodeToString(buf)})
+				"seq": entry.Seq, "verified": true, "content_base64": base64.StdEncoding.EncodeToString(buf)})
 		}
 		return nil
 	},
@@ -164,13 +153,13 @@ func (w *sliceWriter) Write(p []byte) (int, error) { *w.b = append(*w.b, p...); 
 var gcCmd = &command{
 	name:    "gc",
 	args:    "URL",
-	summary: "remove index shards and data objects nothing references, once older than --older-than",
+	summary: "remove shards, data objects and manifest history no snapshot of the grace period references (mark and sweep)",
 	example: "silt gc --dry-run s3://my-bucket\nsilt gc --older-than 24h --namespace team-a s3://my-bucket",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		ns := fs.String("namespace", "", "the namespace to collect")
 		dry := fs.Bool("dry-run", false, "report what would be removed, removing nothing")
-		older := fs.Duration("older-than", syncer.DefaultGCOlderThan, "keep unreferenced objects younger than this (an upload not yet committed)")
+		older := fs.Duration("older-than", index.DefaultGCOlderThan, "grace period: snapshots current within it stay whole, and younger unreferenced objects are kept")
 		pos, err := c.parse(fs, args, 1, 1)
 		if err != nil {
 			return err
@@ -183,7 +172,7 @@ var gcCmd = &command{
 			return err
 		}
 		defer b.Close()
-		rep, err := syncer.GC(ctx, root, syncer.GCOptions{OlderThan: *older, DryRun: *dry})
+		rep, err := index.GC(ctx, root, index.GCOptions{OlderThan: *older, DryRun: *dry})
 		if err != nil {
 			return fmt.Errorf("gc %s: %w", pos[0], err)
 		}
@@ -198,10 +187,13 @@ var gcCmd = &command{
 			for _, o := range rep.Data {
 				c.printf("%s data  %s (%s)\n", verb, o.Key, size(o.Size))
 			}
+			for _, o := range rep.History {
+				c.printf("%s history %s (%s)\n", verb, o.Key, size(o.Size))
+			}
 			c.printf("gc seq %d: %s %d shards and %d data objects, %s; kept %d younger than %v", rep.Seq, verb,
 				len(rep.Shards), len(rep.Data), size(rep.Bytes), rep.Recent, *older)
-			if len(rep.Namespaces) > 0 {
-				c.printf("; namespaces not collected from here: %v", rep.Namespaces)
+			if len(rep.History) > 0 {
+				c.printf("; %d manifest history copies past the grace period", len(rep.History))
 			}
 			c.printf("\n")
 		})
@@ -225,7 +217,7 @@ var verifyCmd = &command{
 			return err
 		}
 		defer b.Close()
-		snap, err := syncer.OpenSnapshot(ctx, root)
+		snap, err := index.OpenSnapshot(ctx, root)
 		if err != nil {
 			return fmt.Errorf("verify %s: read the index: %w", pos[0], err)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -112,16 +113,15 @@ var pushCmd = &command{
 	},
 }
 
-// push marks paths dirty and pushes the marks, or, with no paths, walks the
-// whole cache.
+// push pushes exactly paths (not marks left from an earlier push) or, with
+// no paths, walks the whole cache.
 func push(ctx context.Context, bd *bound, paths []string, opts syncer.PushOptions) (syncer.Stats, error) {
-	for _, p := range paths {
-		if err := bd.s.MarkDirty(p); err != nil {
-			return syncer.Stats{}, usagef("--path %s: %v", p, err)
-		}
-	}
+	opts.Paths = paths
 	opts.All = len(paths) == 0
 	st, err := bd.s.Push(ctx, opts)
+	if errors.Is(err, syncer.ErrInvalidPath) && len(paths) > 0 {
+		return st, usagef("--path: %v", err)
+	}
 	if err != nil {
 		return st, fmt.Errorf("push %s to %s: %w", bd.dir, bd.cfg.URL, err)
 	}

@@ -1,0 +1,36 @@
+// Package index is silt's remote format (format 2, specified in FORMAT.md):
+// the manifest, the immutable shards and their entries, content-addressed
+// data object names, manifest history, the scope cover, a snapshot reader,
+// consistency checks and garbage collection. It knows nothing of local
+// directories; package syncer is the engine that uses it.
+//
+// # Layout
+//
+// Under a namespace root: .silt/manifest.json (the only mutable object,
+// always written by compare-and-swap), .silt/shards/{id}.json (immutable,
+// named by their hash), .silt/objects/{sha[:2]}/{sha} (immutable data,
+// named by content: [ObjectKey]), .silt/manifests/{seq}.json (a copy of
+// each superseded manifest: [HistoryKey]).
+//
+// # Reading
+//
+// [OpenSnapshot] reads the current manifest and [OpenSnapshotAt] an older
+// one still in the history; [Snapshot.Walk] reads only the shards that
+// [Manifest.Cover] selects for a prefix; [Open] returns a verifying reader
+// of one entry's bytes; [Snapshot.Check] verifies a whole snapshot; [Log]
+// lists the history.
+//
+// # Bounds and errors
+//
+// Decoders refuse hostile input with typed errors: a manifest or shard past
+// [MaxManifestBytes] or [MaxShardBytes] ([ErrIndexTooLarge], read no
+// further), entries outside their shard's range or with a bad sha256 or
+// size ([ErrCorruptIndex]), paths [ValidPath] refuses, format 1
+// ([ErrOlderFormat]) and newer formats ([ErrNewerFormat]).
+//
+// # Garbage collection
+//
+// [GC] marks from the current manifest and every manifest current within
+// the grace period, and sweeps unreferenced objects, shards and history
+// copies older than it.
+package index

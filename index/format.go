@@ -1,0 +1,261 @@
+package index
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// FormatVersion is the remote format this package reads and writes; see
+// FORMAT.md. A larger format is refused with ErrNewerFormat, format 1 with
+// ErrOlderFormat.
+const FormatVersion = 2
+
+// Keys of the index, relative to the namespace root.
+const (
+	ManifestKey     = InternalDir + "/manifest.json"
+	ShardsPrefix    = InternalDir + "/shards/"
+	ObjectsPrefix   = InternalDir + "/objects/"
+	HistoryPrefix   = InternalDir + "/manifests/"
+	ControlPrefix   = InternalDir + "/control/"
+	TmpPrefix       = InternalDir + "/tmp/"
+	historySuffix   = ".json"
+	historySeqWidth = 20
+)
+
+// Bounds on what one read of an index object may allocate. A larger object
+// is refused with ErrIndexTooLarge before it is read past the bound.
+const (
+	MaxManifestBytes = 64 << 20
+	MaxShardBytes    = 64 << 20
+)
+
+// MaxSeq is the last sequence a commit may write; a manifest at MaxSeq can
+// be read but not superseded.
+const MaxSeq = math.MaxUint64 - 1
+
+// ObjectKey names the immutable data object holding the bytes whose sha256
+// is sha (64 lowercase hex digits).
+func ObjectKey(sha string) string { return ObjectsPrefix + sha[:2] + "/" + sha }
+
+// ShardKey names the immutable shard object with this id.
+func ShardKey(id string) string { return ShardsPrefix + id + ".json" }
+
+// HistoryKey names the history copy of the manifest at seq.
+func HistoryKey(seq uint64) string {
+	return fmt.Sprintf("%s%0*d%s", HistoryPrefix, historySeqWidth, seq, historySuffix)
+}
+
+// ParseHistoryKey returns the seq a history key names.
+func ParseHistoryKey(key string) (uint64, bool) {
+	s, ok := strings.CutPrefix(key, HistoryPrefix)
+	if !ok {
+		return 0, false
+	}
+	s, ok = strings.CutSuffix(s, historySuffix)
+	if !ok || len(s) != historySeqWidth || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range s {
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+// Entry is one committed file. The object holding its bytes is
+// ObjectKey(SHA256). It holds nothing per machine.
+type Entry struct {
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+	Seq    uint64 `json:"seq"` // manifest seq of the commit that wrote it
+}
+
+// ShardRef is the manifest's pointer to one shard: it covers the keys from
+// Lo (inclusive) up to the next shard's Lo (exclusive).
+type ShardRef struct {
+	Lo    string `json:"lo"`
+	ID    string `json:"id"`
+	Count int    `json:"count"`
+	Bytes int64  `json:"bytes"`
+}
+
+// Manifest is the root of the index: the only object the protocol mutates,
+// always by compare-and-swap.
+type Manifest struct {
+	Format int               `json:"format"`
+	Seq    uint64            `json:"seq"`
+	Shards []ShardRef        `json:"shards"`
+	Fences map[string]uint64 `json:"fences,omitempty"` // lock key -> highest fencing token that committed
+}
+
+// Empty returns the manifest of a bucket nothing was committed to.
+func Empty() *Manifest { return &Manifest{Format: FormatVersion} }
+
+type shardFile struct {
+	Format  int              `json:"format"`
+	Entries map[string]Entry `json:"entries"`
+}
+
+// ShardID names shard bytes by their hash (the first 128 bits of SHA-256),
+// so a shard is verified by the response that delivered it.
+func ShardID(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
+}
+
+// EncodeShard returns the bytes and id of a shard holding entries.
+func EncodeShard(entries map[string]Entry) ([]byte, string) {
+	if entries == nil {
+		entries = map[string]Entry{}
+	}
+	data, err := json.Marshal(shardFile{Format: FormatVersion, Entries: entries})
+	if err != nil {
+		panic(err) // plain data types only: cannot fail
+	}
+	return data, ShardID(data)
+}
+
+func checkFormat(key string, format int) error {
+	switch {
+	case format > FormatVersion:
+		return &FormatError{Key: key, Reason: fmt.Sprintf("format %d, this silt reads %d", format, FormatVersion), Err: ErrNewerFormat}
+	case format == 1:
+		return &FormatError{Key: key, Reason: "format 1", Err: ErrOlderFormat}
+	case format < 1:
+		return corrupt(key, "missing or bad format %d", format)
+	}
+	return nil
+}
+
+// ValidSHA256 reports whether s is 64 lowercase hex digits.
+func ValidSHA256(s string) bool { return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == "" }
+
+func validID(s string) bool { return len(s) == 32 && strings.Trim(s, "0123456789abcdef") == "" }
+
+// DecodeShard decodes and checks the shard with this id whose manifest range
+// is r: the bytes must hash to id, and every entry must be a valid data path
+// inside r with a sane size and sha256.
+func DecodeShard(id string, r Range, data []byte) (map[string]Entry, error) {
+	key := ShardKey(id)
+	if len(data) > MaxShardBytes {
+		return nil, &FormatError{Key: key, Reason: fmt.Sprintf("%d bytes, bound %d", len(data), MaxShardBytes), Err: ErrIndexTooLarge}
+	}
+	if got := ShardID(data); got != id {
+		return nil, corrupt(key, "content hash %s does not match its name", got)
+	}
+	var f shardFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, corrupt(key, "%v", err)
+	}
+	if err := checkFormat(key, f.Format); err != nil {
+		return nil, err
+	}
+	if f.Entries == nil {
+		f.Entries = map[string]Entry{}
+	}
+	for p, e := range f.Entries {
+		if err := ValidPath(p); err != nil {
+			return nil, corrupt(key, "entry %q: %v", p, err)
+		}
+		if !r.Contains(p) {
+			return nil, corrupt(key, "entry %q outside the shard's range [%q, %q)", p, r.Lo, r.Hi)
+		}
+		if e.Size < 0 || !ValidSHA256(e.SHA256) {
+			return nil, corrupt(key, "entry %q: bad size or sha256", p)
+		}
+	}
+	return f.Entries, nil
+}
+
+// EncodeManifest returns the bytes of m.
+func EncodeManifest(m *Manifest) []byte {
+	data, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+// DecodeManifest decodes and checks manifest bytes read from key (the
+// current manifest or a history copy).
+func DecodeManifest(key string, data []byte) (*Manifest, error) {
+	if len(data) > MaxManifestBytes {
+		return nil, &FormatError{Key: key, Reason: fmt.Sprintf("%d bytes, bound %d", len(data), MaxManifestBytes), Err: ErrIndexTooLarge}
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, corrupt(key, "%v", err)
+	}
+	if err := checkFormat(key, m.Format); err != nil {
+		return nil, err
+	}
+	if err := m.check(); err != nil {
+		return nil, corrupt(key, "%v", err)
+	}
+	return &m, nil
+}
+
+// check enforces that the shard ranges tile the key space: the first starts
+// at "", the rest strictly ascend, and every id is well formed.
+func (m *Manifest) check() error {
+	if len(m.Shards) == 0 {
+		return nil
+	}
+	if m.Shards[0].Lo != "" {
+		return errors.New("first shard does not start at the empty key")
+	}
+	for i, s := range m.Shards {
+		if i > 0 && s.Lo <= m.Shards[i-1].Lo {
+			return fmt.Errorf("shard %d: lo %q not above %q", i, s.Lo, m.Shards[i-1].Lo)
+		}
+		if !validID(s.ID) {
+			return fmt.Errorf("shard %d: bad id %q", i, s.ID)
+		}
+		if s.Count < 0 || s.Bytes < 0 {
+			return fmt.Errorf("shard %d: negative count or size", i)
+		}
+	}
+	return nil
+}
+
+// Hi returns the exclusive upper bound of shard i, "" meaning unbounded.
+func (m *Manifest) Hi(i int) string {
+	if i+1 < len(m.Shards) {
+		return m.Shards[i+1].Lo
+	}
+	return ""
+}
+
+// Range returns the key range of shard i.
+func (m *Manifest) Range(i int) Range { return Range{Lo: m.Shards[i].Lo, Hi: m.Hi(i)} }
+
+// ShardFor returns the index of the shard whose range holds key, or -1 when
+// the manifest has no shard.
+func (m *Manifest) ShardFor(key string) int {
+	return sort.Search(len(m.Shards), func(i int) bool { return m.Shards[i].Lo > key }) - 1
+}
+
+// Entries counts the committed files.
+func (m *Manifest) Entries() int {
+	n := 0
+	for _, s := range m.Shards {
+		n += s.Count
+	}
+	return n
+}
+
+// SyncKey names shard i of m together with its range: "every entry of this
+// shard is reconciled" is a claim about both.
+func (m *Manifest) SyncKey(i int) string {
+	return m.Shards[i].ID + "|" + m.Shards[i].Lo + "|" + m.Hi(i)
+}

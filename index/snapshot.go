@@ -1,0 +1,254 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// Snapshot is a read-only view of one committed index: what `silt ls`,
+// `silt cat`, `silt export` and `silt check` read. It never lists the
+// bucket.
+type Snapshot struct {
+	b    backend.Backend
+	head Head
+}
+
+// OpenSnapshot reads the current manifest of the namespace root b (apply a
+// namespace with backend.Prefixed first). An empty bucket is an empty
+// snapshot.
+func OpenSnapshot(ctx context.Context, b backend.Backend) (*Snapshot, error) {
+	h, err := ReadManifest(ctx, b, backend.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return &Snapshot{b: b, head: h}, nil
+}
+
+// OpenSnapshotAt reads the snapshot committed at seq: the current manifest
+// when seq is current, else its history copy. A history copy removed by GC
+// (older than the grace period) is an error matching backend.ErrNotExist.
+func OpenSnapshotAt(ctx context.Context, b backend.Backend, seq uint64) (*Snapshot, error) {
+	cur, err := OpenSnapshot(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	if cur.head.Manifest.Seq == seq {
+		return cur, nil
+	}
+	if seq > cur.head.Manifest.Seq {
+		return nil, fmt.Errorf("snapshot %d: %w (current seq is %d)", seq, backend.ErrNotExist, cur.head.Manifest.Seq)
+	}
+	h, err := ReadHistory(ctx, b, seq)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %d: %w", seq, err)
+	}
+	return &Snapshot{b: b, head: h}, nil
+}
+
+// Manifest returns the manifest as read.
+func (s *Snapshot) Manifest() *Manifest { return s.head.Manifest }
+
+// Seq returns the snapshot's sequence number.
+func (s *Snapshot) Seq() uint64 { return s.head.Manifest.Seq }
+
+// Walk calls fn in path order for every committed entry under prefix (a
+// file or directory path; "" for all), reading only the covering shards.
+func (s *Snapshot) Walk(ctx context.Context, prefix string, fn func(path string, e Entry) error) error {
+	m := s.head.Manifest
+	for _, i := range m.Cover(prefix) {
+		entries, err := ReadShard(ctx, s.b, m, i)
+		if err != nil {
+			return err
+		}
+		for _, p := range slices.Sorted(maps.Keys(entries)) {
+			if Under(p, prefix) {
+				if err := fn(p, entries[p]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Lookup returns the committed entry of the file p (one shard read).
+func (s *Snapshot) Lookup(ctx context.Context, p string) (Entry, bool, error) {
+	m := s.head.Manifest
+	i := m.ShardFor(p)
+	if i < 0 {
+		return Entry{}, false, nil
+	}
+	entries, err := ReadShard(ctx, s.b, m, i)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	e, ok := entries[p]
+	return e, ok, nil
+}
+
+// Open returns a reader of the bytes of e, committed at path p, that
+// verifies them: the last Read returns an *ObjectError instead of io.EOF
+// when the bytes do not match the entry.
+func Open(ctx context.Context, b backend.Backend, p string, e Entry) (io.ReadCloser, error) {
+	rc, _, err := b.Get(ctx, ObjectKey(e.SHA256), backend.GetOptions{})
+	if backend.IsNotExist(err) {
+		return nil, &ObjectError{Path: p, SHA256: e.SHA256, Reason: "not in the store", Err: ErrMissingObject}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &verifier{rc: rc, p: p, e: e, h: sha256.New()}, nil
+}
+
+type verifier struct {
+	rc io.ReadCloser
+	p  string
+	e  Entry
+	h  interface {
+		io.Writer
+		Sum([]byte) []byte
+	}
+	n int64
+}
+
+func (v *verifier) Read(b []byte) (int, error) {
+	n, err := v.rc.Read(b)
+	v.h.Write(b[:n])
+	v.n += int64(n)
+	if v.n > v.e.Size {
+		return 0, &ObjectError{Path: v.p, SHA256: v.e.SHA256, Reason: "longer than the entry's size", Err: ErrCorruptObject}
+	}
+	if errors.Is(err, io.EOF) {
+		if got := hex.EncodeToString(v.h.Sum(nil)); v.n != v.e.Size || got != v.e.SHA256 {
+			return n, &ObjectError{Path: v.p, SHA256: v.e.SHA256, Reason: fmt.Sprintf("read %d bytes hashing to %s", v.n, got), Err: ErrCorruptObject}
+		}
+	}
+	return n, err
+}
+
+func (v *verifier) Close() error { return v.rc.Close() }
+
+// CheckReport is what Check found.
+type CheckReport struct {
+	Seq     uint64 `json:"seq"`
+	Shards  int    `json:"shards"`
+	Entries int    `json:"entries"`
+	Objects int    `json:"objects"` // distinct objects checked
+	Bytes   int64  `json:"bytes"`   // bytes read (with data)
+}
+
+// Check verifies the snapshot: every shard exists, matches its hash and its
+// count, holds only entries inside its range; every distinct object an
+// entry names exists with the entry's size and, when data is true, hashes
+// to its sha256. The first problem is returned (an *ObjectError or a
+// *FormatError).
+func (s *Snapshot) Check(ctx context.Context, data bool) (CheckReport, error) {
+	m := s.head.Manifest
+	rep := CheckReport{Seq: m.Seq, Shards: len(m.Shards)}
+	seen := map[string]bool{}
+	for i, ref := range m.Shards {
+		entries, err := ReadShard(ctx, s.b, m, i)
+		if err != nil {
+			return rep, err
+		}
+		if len(entries) != ref.Count {
+			return rep, corrupt(ShardKey(ref.ID), "manifest says %d entries, shard has %d", ref.Count, len(entries))
+		}
+		if len(entries) == 0 && len(m.Shards) > 1 {
+			return rep, corrupt(ShardKey(ref.ID), "empty shard beside others in the manifest")
+		}
+		rep.Entries += len(entries)
+		for _, p := range slices.Sorted(maps.Keys(entries)) {
+			e := entries[p]
+			if seen[e.SHA256] {
+				continue
+			}
+			seen[e.SHA256] = true
+			rep.Objects++
+			if err := checkObject(ctx, s.b, p, e, data, &rep); err != nil {
+				return rep, err
+			}
+		}
+	}
+	return rep, nil
+}
+
+func checkObject(ctx context.Context, b backend.Backend, p string, e Entry, data bool, rep *CheckReport) error {
+	if !data {
+		info, err := b.Stat(ctx, ObjectKey(e.SHA256))
+		if backend.IsNotExist(err) {
+			return &ObjectError{Path: p, SHA256: e.SHA256, Reason: "not in the store", Err: ErrMissingObject}
+		}
+		if err != nil {
+			return fmt.Errorf("check %s: %w", p, err)
+		}
+		if info.Size != e.Size {
+			return &ObjectError{Path: p, SHA256: e.SHA256, Reason: fmt.Sprintf("object has %d bytes, entry says %d", info.Size, e.Size), Err: ErrCorruptObject}
+		}
+		return nil
+	}
+	rc, err := Open(ctx, b, p, e)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	n, err := io.Copy(io.Discard, rc)
+	rep.Bytes += n
+	return err
+}
+
+// LogEntry is one snapshot in the history.
+type LogEntry struct {
+	Seq        uint64    `json:"seq"`
+	Entries    int       `json:"entries"`
+	Shards     int       `json:"shards"`
+	Current    bool      `json:"current,omitempty"`
+	Superseded time.Time `json:"superseded,omitzero"` // when the history copy was written
+}
+
+// Log lists the snapshots still readable, newest first: the current one and
+// every history copy GC has not removed. It reads each history copy.
+func Log(ctx context.Context, b backend.Backend) ([]LogEntry, error) {
+	cur, err := ReadManifest(ctx, b, backend.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []LogEntry
+	if cur.Version != "" {
+		out = append(out, LogEntry{Seq: cur.Manifest.Seq, Entries: cur.Manifest.Entries(), Shards: len(cur.Manifest.Shards), Current: true})
+	}
+	var hist []backend.ObjectInfo
+	err = b.List(ctx, HistoryPrefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
+		hist = append(hist, page...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("log: list: %w", err)
+	}
+	slices.SortFunc(hist, func(a, b backend.ObjectInfo) int { return strings.Compare(b.Key, a.Key) })
+	for _, o := range hist {
+		seq, ok := ParseHistoryKey(o.Key)
+		if !ok || (cur.Version != "" && seq >= cur.Manifest.Seq) {
+			continue
+		}
+		h, err := ReadHistory(ctx, b, seq)
+		if backend.IsNotExist(err) {
+			continue // collected meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, LogEntry{Seq: seq, Entries: h.Manifest.Entries(), Shards: len(h.Manifest.Shards), Superseded: o.ModTime})
+	}
+	return out, nil
+}

@@ -1,0 +1,348 @@
+package syncer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
+)
+
+// prepared is a push whose data is uploaded and whose index change is
+// decided but not committed.
+type prepared struct {
+	d        dirtySet
+	upserts  map[string]index.Entry // committed as they are
+	bases    map[string]string      // sha256 each upsert replaces ("" = none)
+	records  map[string]fileRecord  // records of upserts, stored once committed
+	removals map[string]string      // sha256 of the entries to remove
+	keep     map[string]bool        // marks that must survive this push
+	forget   []string               // records to drop whatever happens
+	touch    []pullDone             // records refreshed whatever happens
+	head     *index.Head            // the manifest read while preparing
+	sh       *shards
+}
+
+func (pm *prepared) empty() bool { return len(pm.upserts) == 0 && len(pm.removals) == 0 }
+
+// normalize gives every map a value, so a decoded manifest is usable.
+func (pm *prepared) normalize() *prepared {
+	if pm.upserts == nil {
+		pm.upserts = map[string]index.Entry{}
+	}
+	if pm.bases == nil {
+		pm.bases = map[string]string{}
+	}
+	if pm.records == nil {
+		pm.records = map[string]fileRecord{}
+	}
+	if pm.removals == nil {
+		pm.removals = map[string]string{}
+	}
+	if pm.keep == nil {
+		pm.keep = map[string]bool{}
+	}
+	if pm.d.paths == nil {
+		pm.d.paths = map[string]uint64{}
+	}
+	return pm
+}
+
+// prepare plans the push, checks it against the committed index and
+// uploads the data. It commits nothing.
+func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepared, error) {
+	lp, err := s.planLocal(ctx, o, opts)
+	if err != nil {
+		return nil, err
+	}
+	o.mark("walk")
+	pm := (&prepared{d: lp.d, touch: lp.touch, sh: s.newShards(o.backend())}).normalize()
+	for p, reason := range lp.refused {
+		pm.keep[p] = true
+		o.conflict(p, reason)
+	}
+	if len(lp.uploads) == 0 && len(lp.removes) == 0 {
+		return pm, nil // nothing to send: no request at all
+	}
+	remote, err := s.remoteEntries(ctx, o, pm, lp)
+	if err != nil {
+		return nil, err
+	}
+	o.mark("index")
+
+	var sends []upload
+	for _, u := range lp.uploads {
+		e, inRemote := remote[u.path]
+		switch {
+		case inRemote && e.SHA256 == u.sha:
+			pm.touch = append(pm.touch, pullDone{u.path, &fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now()}})
+			o.add(func(st *Stats) { st.Files.Unchanged++ })
+		case inRemote && u.base() == "":
+			pm.keep[u.path] = true
+			o.conflict(u.path, reasonCreatedRemotely)
+		case inRemote && e.SHA256 != u.base():
+			pm.keep[u.path] = true
+			o.conflict(u.path, reasonChangedRemotely)
+		case !inRemote && u.base() != "":
+			pm.keep[u.path] = true
+			o.conflict(u.path, reasonDeletedRemotely)
+		default:
+			sends = append(sends, u)
+		}
+	}
+	for _, r := range lp.removes {
+		e, inRemote := remote[r.path]
+		switch {
+		case !inRemote:
+			pm.forget = append(pm.forget, r.path) // already gone
+		case e.SHA256 != r.rec.SHA256:
+			pm.forget = append(pm.forget, r.path)
+			o.conflict(r.path, reasonRemovalMoved)
+		default:
+			pm.removals[r.path] = e.SHA256
+		}
+	}
+	if opts.MaxDelete > 0 && len(pm.removals) > opts.MaxDelete {
+		return nil, fmt.Errorf("%w: %d planned, limit %d", ErrTooManyDeletes, len(pm.removals), opts.MaxDelete)
+	}
+	if opts.DryRun {
+		o.add(func(st *Stats) { st.Files.Uploaded = len(sends); st.Files.Deleted = len(pm.removals) })
+		return pm, nil
+	}
+	if err := s.uploadAll(ctx, o, pm, sends); err != nil {
+		return nil, err
+	}
+	o.mark("upload")
+	return pm, nil
+}
+
+// remoteEntries reads the manifest and the shards that hold the planned
+// paths, and returns the committed entries of those paths.
+func (s *Syncer) remoteEntries(ctx context.Context, o *op, pm *prepared, lp localPlan) (map[string]index.Entry, error) {
+	head, err := s.readManifest(ctx, o.backend())
+	if err != nil {
+		return nil, err
+	}
+	pm.head = &head
+	m := head.Manifest
+	o.stats.Seq = m.Seq
+	out := map[string]index.Entry{}
+	if len(m.Shards) == 0 {
+		return out, nil
+	}
+	byShard := map[int][]string{}
+	for _, u := range lp.uploads {
+		i := m.ShardFor(u.path)
+		byShard[i] = append(byShard[i], u.path)
+	}
+	for _, r := range lp.removes {
+		i := m.ShardFor(r.path)
+		byShard[i] = append(byShard[i], r.path)
+	}
+	is := make([]int, 0, len(byShard))
+	for i := range byShard {
+		is = append(is, i)
+	}
+	if err := pm.sh.prefetch(ctx, m, is, s.cfg.Concurrency); err != nil {
+		return nil, err
+	}
+	for i, ps := range byShard {
+		entries, err := pm.sh.get(ctx, m, i)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if e, ok := entries[p]; ok {
+				out[p] = e
+			}
+		}
+	}
+	return out, nil
+}
+
+// reasonChangedWhileRead is why a file is left dirty when its bytes moved
+// between planning and upload.
+const reasonChangedWhileRead = "changed while it was being pushed; it stays dirty for the next push"
+
+// uploadAll stores each distinct content once, create-if-absent under its
+// hash: an object already there holds the same bytes (deduplication). No
+// upload is ever conditional on a version, and nothing a committed snapshot
+// references is ever overwritten.
+func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upload) error {
+	b := o.backend()
+	bySHA := map[string][]upload{}
+	var order []string
+	for _, u := range sends {
+		if _, ok := bySHA[u.sha]; !ok {
+			order = append(order, u.sha)
+		}
+		bySHA[u.sha] = append(bySHA[u.sha], u)
+	}
+	var mu sync.Mutex
+	moved := 0
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.cfg.Concurrency)
+	for _, sha := range order {
+		g.Go(func() error {
+			us := bySHA[sha]
+			stored, uploader := false, ""
+			var changed []upload
+			for _, u := range us {
+				sent, err := s.send(gctx, b, u)
+				if errors.Is(err, errChangedWhileRead) {
+					changed = append(changed, u)
+					continue
+				}
+				if err != nil {
+					return fmt.Errorf("push %s: %w", u.path, err)
+				}
+				if sent {
+					o.add(func(st *Stats) { st.Files.Uploaded++; st.Bytes.Up += u.local.size })
+				} else {
+					o.add(func(st *Stats) { st.Files.Deduplicated++ })
+				}
+				stored = true
+				uploader = u.path
+				break
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, u := range us {
+				if !stored || slices.ContainsFunc(changed, func(v upload) bool { return v.path == u.path }) {
+					pm.keep[u.path] = true
+					o.conflict(u.path, reasonChangedWhileRead)
+					continue
+				}
+				if u.path != uploader {
+					o.add(func(st *Stats) { st.Files.Deduplicated++ })
+				}
+				pm.upserts[u.path] = index.Entry{Size: u.local.size, SHA256: u.sha}
+				pm.bases[u.path] = u.base()
+				pm.records[u.path] = fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now()}
+			}
+			o.progress(us[0].path, us[0].local.size, &moved, len(order))
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// send stores u's planned content under its hash and reports whether bytes
+// were sent (false: the store already had them). Bytes that no longer hash
+// to the planned sha256 are never handed over in full, so the store aborts
+// the write: errChangedWhileRead.
+func (s *Syncer) send(ctx context.Context, b backend.Backend, u upload) (bool, error) {
+	key := index.ObjectKey(u.sha)
+	caps := b.Capabilities()
+	cond := backend.Cond{IfAbsent: true}
+	if !caps.ConditionalPut && !caps.AtomicCreate {
+		// No atomic create: look first. Same name, same bytes, so a race
+		// between two writers of one object is harmless.
+		if ok, err := backend.Exists(ctx, b, key); err != nil || ok {
+			return false, err
+		}
+		cond = backend.Cond{}
+	}
+	f, err := s.local.open(u.path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	vr := &verifyingReader{f: f, size: u.local.size, want: u.sha, h: sha256.New()}
+	_, err = b.Put(ctx, key, vr, u.local.size, cond)
+	switch {
+	case vr.failed:
+		return false, errChangedWhileRead
+	case backend.IsPrecondition(err):
+		return false, nil // the same bytes are already stored
+	case err != nil:
+		return false, err
+	}
+	return true, nil
+}
+
+// errChangedWhileRead is returned when a file's bytes differ from the ones
+// hashed while planning.
+var errChangedWhileRead = errors.New("file changed while it was being uploaded")
+
+// verifyingReader hands out exactly size bytes of f and checks that they
+// hash to want before handing out the last of them: on a mismatch the
+// final Read fails, so the store never completes an object whose name is
+// not the hash of its bytes. A retrying wrapper (or a multipart upload)
+// may seek: a seek to 0 starts a fresh pass; a seek elsewhere re-reads
+// without re-hashing, or hashes the skipped bytes first.
+type verifyingReader struct {
+	f      *os.File
+	size   int64
+	want   string
+	h      hash.Hash
+	pos    int64 // next byte handed out
+	hashed int64 // bytes [0, hashed) are in h
+	failed bool
+}
+
+func (r *verifyingReader) Read(p []byte) (int, error) {
+	if r.failed {
+		return 0, errChangedWhileRead
+	}
+	if r.pos >= r.size {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), r.size-r.pos)]
+	n, err := r.f.ReadAt(p, r.pos)
+	if errors.Is(err, io.EOF) {
+		if r.pos+int64(n) < r.size {
+			r.failed = true // shorter than planned
+			return 0, errChangedWhileRead
+		}
+		err = nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	end := r.pos + int64(n)
+	if end > r.hashed {
+		r.h.Write(p[r.hashed-r.pos : n])
+		r.hashed = end
+		if end == r.size && hex.EncodeToString(r.h.Sum(nil)) != r.want {
+			r.failed = true
+			return 0, errChangedWhileRead
+		}
+	}
+	r.pos = end
+	return n, nil
+}
+
+func (r *verifyingReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		offset += r.pos
+	case io.SeekEnd:
+		offset += r.size
+	}
+	if offset < 0 || offset > r.size {
+		return r.pos, fmt.Errorf("seek to %d outside [0, %d]", offset, r.size)
+	}
+	switch {
+	case offset == 0:
+		r.h.Reset()
+		r.hashed = 0
+	case offset > r.hashed:
+		if _, err := io.Copy(r.h, io.NewSectionReader(r.f, r.hashed, offset-r.hashed)); err != nil {
+			return r.pos, err
+		}
+		r.hashed = offset
+	}
+	r.pos = offset
+	return offset, nil
+}
