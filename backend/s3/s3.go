@@ -224,6 +224,15 @@ func (b *Backend) Capabilities() backend.Capabilities {
 	}
 }
 
+// Endpoint names where requests go, for error messages.
+func (b *Backend) Endpoint() string {
+	ep := b.cfg.Endpoint
+	if ep == "" {
+		ep = "AWS (region " + b.region + ")"
+	}
+	return fmt.Sprintf("s3 endpoint %s, bucket %q", ep, b.cfg.Bucket)
+}
+
 // Close implements backend.Backend. The SDK client holds only idle
 // connections, which the HTTP client closes on its own.
 func (b *Backend) Close() error { return nil }

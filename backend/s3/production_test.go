@@ -1,0 +1,180 @@
+package s3_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// staticEnv points the AWS default chain at fixed credentials only, as a
+// user's environment would, so backend.Open is tested as users run it.
+func staticEnv(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "silt-test-key")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "silt-test-secret")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_REGION", "us-east-1")
+}
+
+// openURL opens an s3:// URL on endpoint through backend.Open, the
+// production path.
+func openURL(t *testing.T, endpoint, params string) backend.Backend {
+	t.Helper()
+	staticEnv(t)
+	b, err := backend.Open(t.Context(), "s3://bkt?use_path_style=true&endpoint="+endpoint+params)
+	if err != nil {
+		t.Fatalf("backend.Open: %v", err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// flaky answers each kind of request wrongly once, as a store under load
+// does, then correctly.
+type flaky struct {
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	kind := r.Method + " " + r.URL.Path
+	f.mu.Lock()
+	f.hits[kind]++
+	first := f.hits[kind] == 1
+	f.mu.Unlock()
+	xmlErr := func(status int, code string) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>scripted</Message></Error>`, code)
+	}
+	switch {
+	case kind == "GET /bkt/.silt/manifest" && first:
+		xmlErr(http.StatusServiceUnavailable, "SlowDown")
+	case kind == "GET /bkt/.silt/manifest":
+		w.Header().Set("ETag", `"m1"`)
+		w.Header().Set("Content-Length", "8")
+		_, _ = io.WriteString(w, "manifest")
+	case kind == "GET /bkt" && first:
+		xmlErr(http.StatusTooManyRequests, "TooManyRequests")
+	case kind == "GET /bkt":
+		w.Header().Set("Content-Type", "application/xml")
+		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name><Prefix>data/</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated><Contents><Key>data/a</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified><ETag>"a1"</ETag><Size>1</Size></Contents></ListBucketResult>`)
+	case kind == "HEAD /bkt/data/a" && first:
+		// A connection reset: the proxy in front of the store died.
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			if tc, ok := conn.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0)
+			}
+			conn.Close()
+		}
+	case kind == "HEAD /bkt/data/a":
+		w.Header().Set("ETag", `"a1"`)
+		w.Header().Set("Content-Length", "1")
+	default:
+		xmlErr(http.StatusNotImplemented, "NotImplemented")
+	}
+}
+
+// TestOpen_S3TransientFailures_PullLikeReadsSucceed sends a pull's reads
+// through backend.Open and the real SDK (one attempt per request, as
+// configured) to a store that answers 503 SlowDown, 429 and a connection
+// reset once each: Retry in the production stack absorbs all three.
+func TestOpen_S3TransientFailures_PullLikeReadsSucceed(t *testing.T) {
+	f := &flaky{hits: map[string]int{}}
+	ts := httptest.NewServer(f)
+	defer ts.Close()
+	b := openURL(t, ts.URL, "")
+	ctx := t.Context()
+
+	data, _, err := backend.ReadAll(ctx, b, ".silt/manifest", backend.GetOptions{}, 0)
+	if err != nil || string(data) != "manifest" {
+		t.Fatalf("Get manifest after a 503: %q, %v", data, err)
+	}
+	n := 0
+	if err := b.List(ctx, "data/", backend.ListOptions{}, func(p []backend.ObjectInfo) error { n += len(p); return nil }); err != nil || n != 1 {
+		t.Fatalf("List after a 429: %d objects, %v", n, err)
+	}
+	if _, err := b.Stat(ctx, "data/a"); err != nil {
+		t.Fatalf("Stat after a connection reset: %v", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range []string{"GET /bkt/.silt/manifest", "GET /bkt", "HEAD /bkt/data/a"} {
+		if f.hits[k] != 2 {
+			t.Errorf("%s: %d requests, want 2 (one failure, one resend)", k, f.hits[k])
+		}
+	}
+}
+
+// heldOpen is a 127.0.0.1 listener that accepts connections and never
+// answers, like a store whose process hangs.
+func heldOpen(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+func TestOpen_S3HeldOpenSocket_FailsWithinDeadlineNamingEndpoint(t *testing.T) {
+	addr := heldOpen(t)
+	b := openURL(t, "http://"+addr, "&timeout=200ms")
+	for name, call := range map[string]func(ctx context.Context) error{
+		"Get": func(ctx context.Context) error {
+			_, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{}, 0)
+			return err
+		},
+		"Stat": func(ctx context.Context) error { _, err := b.Stat(ctx, "k"); return err },
+		"List": func(ctx context.Context) error {
+			return b.List(ctx, "", backend.ListOptions{}, func([]backend.ObjectInfo) error { return nil })
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			err := call(t.Context())
+			// Four attempts of 200 ms plus at most 700 ms of backoff.
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("took %v, want well under 5s", took)
+			}
+			if !errors.Is(err, backend.ErrTimeout) || !strings.Contains(err.Error(), addr) {
+				t.Fatalf("err = %v, want a timeout naming %s", err, addr)
+			}
+		})
+	}
+}
