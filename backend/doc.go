@@ -35,7 +35,8 @@
 //
 // # Keys
 //
-// [ValidateKey] is shared by every store and runs before any I/O: no empty
+// [ValidateKey] is shared by every store and runs, in [Portable], before
+// any I/O: no empty
 // key, no leading slash, no empty, "." or ".." segment, no backslash, no
 // control character, valid UTF-8, at most [MaxKeyLen] bytes.
 //

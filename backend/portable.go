@@ -143,9 +143,7 @@ func (p *portable) List(ctx context.Context, prefix string, opts ListOptions, fn
 	if err := ValidatePrefix(prefix); err != nil {
 		return err
 	}
-	if opts.PageSize <= 0 || opts.PageSize > DefaultPageSize {
-		opts.PageSize = DefaultPageSize
-	}
+	opts.PageSize = PageSize(opts)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -205,4 +203,14 @@ func transport(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE)
+}
+
+// PageSize is the page size a List with opts asks the store for:
+// opts.PageSize within 1..DefaultPageSize, else DefaultPageSize. Portable
+// applies it; a driver calls it too when it may be used bare (tests).
+func PageSize(opts ListOptions) int {
+	if opts.PageSize <= 0 || opts.PageSize > DefaultPageSize {
+		return DefaultPageSize
+	}
+	return opts.PageSize
 }

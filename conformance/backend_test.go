@@ -98,7 +98,7 @@ func TestChecks_Names_AreUniqueSentences(t *testing.T) {
 
 func TestChecks_Mem_PassesEveryCheck(t *testing.T) {
 	for _, c := range allChecks() {
-		r := runCheck(t, c.name, mem.New())
+		r := runCheck(t, c.name, backend.Portable(mem.New()))
 		if r.Failed() {
 			t.Errorf("%s failed on mem: %s", c.name, strings.Join(r.msgs, "; "))
 		}
@@ -246,6 +246,9 @@ func TestChecks_BrokenBackend_Fails(t *testing.T) {
 		{"List_PageSizeDoesNotDivideCount_EveryObjectOnce", ignoresPageSize{mem.New()}},
 		{"List_SpecialCharacterKeys_StrictByteOrder", sortsUTF16{mem.New()}},
 		{"Keys_Invalid_RejectedByEveryVerbBeforeIO", readsBodyFirst{mem.New()}},
+		// The bare driver, without backend.Portable, still takes
+		// IfAbsent with IfMatch as IfMatch.
+		{"Put_IfAbsentWithIfMatch_IsErrInvalidCondAndStoresNothing", mem.New()},
 	} {
 		if r := runCheck(t, tc.check, tc.b); !r.Failed() {
 			t.Errorf("%s passed on %T; it must fail", tc.check, tc.b)

@@ -52,7 +52,7 @@ func runLive(ctx context.Context, c check, newBackend func() (backend.Backend, e
 				lt.record(true, false, fmt.Sprintf("panic: %v", r))
 			}
 		}()
-		c.run(lt, b)
+		c.run(lt, backend.Portable(b))
 	}()
 	<-done
 	cancel() // as testing does before running cleanups

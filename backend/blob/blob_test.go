@@ -15,10 +15,12 @@ import (
 	"github.com/siltsync/silt/conformance"
 )
 
-func newMem(t testing.TB, cfg blob.Config) (*blob.Backend, *gcblob.Bucket) {
+// newMem adapts a fresh memblob bucket, behind backend.Portable as
+// backend.Open returns every store.
+func newMem(t testing.TB, cfg blob.Config) (backend.Backend, *gcblob.Bucket) {
 	bkt := memblob.OpenBucket(nil)
 	t.Cleanup(func() { bkt.Close() })
-	return blob.New(bkt, cfg), bkt
+	return backend.Portable(blob.New(bkt, cfg)), bkt
 }
 
 // TestBackend_Conformance runs the shared suite on memblob. The CAS checks
@@ -84,7 +86,7 @@ func TestBackend_Get_VersionTracksOutOfBandWrites(t *testing.T) {
 func TestBackend_Version_FallsBackToETag(t *testing.T) {
 	bkt := memblob.OpenBucket(&memblob.Options{NoMD5: true})
 	defer bkt.Close()
-	b := blob.New(bkt, blob.Config{})
+	b := backend.Portable(blob.New(bkt, blob.Config{}))
 	ctx := context.Background()
 	info, err := backend.PutBytes(ctx, b, "k", []byte("x"), backend.Cond{})
 	if err != nil || !strings.HasPrefix(string(info.Version), "etag:") {

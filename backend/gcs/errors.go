@@ -1,14 +1,9 @@
 package gcs
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"syscall"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
@@ -39,11 +34,6 @@ var permission = map[string]string{
 func classify(c call, err error) error {
 	if err == nil {
 		return nil
-	}
-	// The caller's own cancellation is not a store failure; keep it
-	// recognisable as exactly what the caller did.
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
 	}
 	permanent := func(e error) error { return &backend.Error{Op: c.op, Key: c.key, Err: e} }
 	retryable := func(e error) error { return &backend.Error{Op: c.op, Key: c.key, Retryable: true, Err: e} }
@@ -86,12 +76,10 @@ func classify(c call, err error) error {
 		}
 		return permanent(err)
 	}
-	if transport(err) {
-		return retryable(err)
-	}
-	// Anything else (a malformed response, a client-side check) is not
-	// evidence that trying again helps.
-	return permanent(err)
+	// Anything else (a failed send, a malformed response, a client-side
+	// check) is left for backend.Portable, which classifies transport
+	// failures once for every store.
+	return err
 }
 
 func rateLimited(ge *googleapi.Error) bool {
@@ -101,13 +89,4 @@ func rateLimited(ge *googleapi.Error) bool {
 		}
 	}
 	return false
-}
-
-// transport reports a failure to exchange a request and response at all.
-func transport(err error) bool {
-	var ue *url.Error
-	var ne net.Error
-	return errors.As(err, &ue) || errors.As(err, &ne) ||
-		errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
 }

@@ -18,6 +18,16 @@ import (
 )
 
 // optionNoServer points a client at a port nothing listens on.
+// newPortable is gcs.New as backend.Open returns it: behind the portable
+// checks and transport classification every store shares.
+func newPortable(ctx context.Context, cfg gcs.Config) (backend.Backend, error) {
+	b, err := gcs.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return backend.Portable(b), nil
+}
+
 func optionNoServer() []option.ClientOption {
 	return []option.ClientOption{option.WithEndpoint("http://127.0.0.1:1/storage/v1/"), option.WithoutAuthentication()}
 }
@@ -42,7 +52,7 @@ func scriptedClient(t *testing.T, url string) backend.Backend {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	b, err := gcs.New(context.Background(), gcs.Config{Bucket: "scripted-bucket", Client: client})
+	b, err := newPortable(context.Background(), gcs.Config{Bucket: "scripted-bucket", Client: client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +186,7 @@ func TestClassify_304OnGetIsNotModified(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer client.Close()
-			b, err := gcs.New(context.Background(), gcs.Config{Bucket: "scripted-bucket", Client: client})
+			b, err := newPortable(context.Background(), gcs.Config{Bucket: "scripted-bucket", Client: client})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,11 +1,8 @@
 package s3
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 
 	"github.com/aws/smithy-go"
@@ -27,39 +24,19 @@ var permissionFor = map[string]string{
 	"list":   "s3:ListBucket",
 }
 
-// classify turns an SDK error into the backend error vocabulary. It is the
+// classify turns an S3 answer into the backend error vocabulary. It is the
 // only place in this package that looks at status codes or S3 error codes;
 // each provider quirk is one case with a row in errors_test.go.
 func (b *Backend) classify(op, key string, err error) error {
 	if err == nil {
 		return nil
 	}
-	// A send that failed because the caller's context ended is marked
-	// CanceledError by the SDK, any other failed send RequestSendError.
-	// Both can match context.DeadlineExceeded (net/http's client timeouts
-	// do), so the SDK's marking, not errors.Is, tells the caller's
-	// deadline from the store's slowness.
-	if _, ok := errors.AsType[*smithy.CanceledError](err); ok {
-		return err // unchanged: wrap.Retry must see that the caller gave up
-	}
-	if _, ok := errors.AsType[*smithyhttp.RequestSendError](err); ok {
-		// No response at all (the SDK still wraps it in a ResponseError,
-		// with status 0): the request may or may not have reached the
-		// store, which is for wrap.Retry (and, for a conditional write, a
-		// re-read of the version) to settle.
-		return backend.Retryable(op, key, err)
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return backend.Retryable(op, key, err)
-	}
+	// Everything without an HTTP response (a failed send, the caller's
+	// cancellation, a credential lookup) is left as it is: transport
+	// failures are classified once, by backend.Portable, for every store.
 	var re *smithyhttp.ResponseError
 	if !errors.As(err, &re) || re.HTTPStatusCode() == 0 {
-		// Bad input or a credential failure: sending again cannot help.
-		return backend.Permanent(op, key, err)
+		return err
 	}
 	status := re.HTTPStatusCode()
 	code := ""
