@@ -2,6 +2,8 @@ package backend
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -67,14 +69,15 @@ func (p *portable) Get(ctx context.Context, key string, opts GetOptions) (io.Rea
 	}
 	rc, info, err := p.inner.Get(ctx, key, opts)
 	if err != nil {
-		return nil, info, ClassifyTransport(ctx, "get", key, err)
+		return nil, info, p.classify(ctx, "get", key, err)
 	}
-	return &portableBody{rc: rc, ctx: ctx, key: key}, info, nil
+	return &portableBody{rc: rc, ctx: ctx, key: key, p: p}, info, nil
 }
 
 // portableBody classifies failures met while reading a Get body, so a
 // connection reset mid-download reads as one on every store.
 type portableBody struct {
+	p   *portable
 	rc  io.ReadCloser
 	ctx context.Context
 	key string
@@ -83,7 +86,7 @@ type portableBody struct {
 func (b *portableBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil && err != io.EOF {
-		err = ClassifyTransport(b.ctx, "get", b.key, err)
+		err = b.p.classify(b.ctx, "get", b.key, err)
 	}
 	return n, err
 }
@@ -109,7 +112,7 @@ func (p *portable) Put(ctx context.Context, key string, body io.ReadSeeker, size
 		return ObjectInfo{}, err
 	}
 	info, err := p.inner.Put(ctx, key, body, size, cond)
-	return info, ClassifyTransport(ctx, "put", key, err)
+	return info, p.classify(ctx, "put", key, err)
 }
 
 func (p *portable) Delete(ctx context.Context, key string, cond Cond) error {
@@ -125,7 +128,7 @@ func (p *portable) Delete(ctx context.Context, key string, cond Cond) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return ClassifyTransport(ctx, "delete", key, p.inner.Delete(ctx, key, cond))
+	return p.classify(ctx, "delete", key, p.inner.Delete(ctx, key, cond))
 }
 
 func (p *portable) Stat(ctx context.Context, key string) (ObjectInfo, error) {
@@ -136,7 +139,7 @@ func (p *portable) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 		return ObjectInfo{}, err
 	}
 	info, err := p.inner.Stat(ctx, key)
-	return info, ClassifyTransport(ctx, "stat", key, err)
+	return info, p.classify(ctx, "stat", key, err)
 }
 
 func (p *portable) List(ctx context.Context, prefix string, opts ListOptions, fn func([]ObjectInfo) error) error {
@@ -160,7 +163,25 @@ func (p *portable) List(ctx context.Context, prefix string, opts ListOptions, fn
 		// report a complete listing.
 		err = ctx.Err()
 	}
-	return ClassifyTransport(ctx, "list", prefix, err)
+	return p.classify(ctx, "list", prefix, err)
+}
+
+// classify is ClassifyTransport naming the endpoint when the failure is
+// that it could not be reached, or that its TLS certificate was refused.
+func (p *portable) classify(ctx context.Context, op, key string, err error) error {
+	err = ClassifyTransport(ctx, op, key, err)
+	var be *Error
+	if !errors.As(err, &be) || be.Op != op || be.Key != key {
+		return err
+	}
+	switch {
+	case tlsFailure(be.Err):
+		be.Err = fmt.Errorf("%w with %s: %w (an untrusted or self-signed certificate, or an http:// server behind an https:// URL)", ErrTLS, EndpointOf(p.inner), be.Err)
+		be.Retryable = false
+	case be.Retryable && unreachable(be.Err):
+		be.Err = fmt.Errorf("%w: cannot connect to %s: %w", ErrUnreachable, EndpointOf(p.inner), be.Err)
+	}
+	return err
 }
 
 func (p *portable) Capabilities() Capabilities { return p.inner.Capabilities() }
@@ -193,6 +214,26 @@ func ClassifyTransport(ctx context.Context, op, key string, err error) error {
 		return Retryable(op, key, err)
 	}
 	return Permanent(op, key, err)
+}
+
+// tlsFailure reports a failed TLS handshake: retrying cannot fix a
+// certificate.
+func tlsFailure(err error) bool {
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	var cv *tls.CertificateVerificationError
+	var rh tls.RecordHeaderError
+	return errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci) || errors.As(err, &cv) || errors.As(err, &rh)
+}
+
+// unreachable reports a failure to connect at all, as opposed to a
+// connection that broke.
+func unreachable(err error) bool {
+	var oe *net.OpError
+	var de *net.DNSError
+	return errors.As(err, &de) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) || (errors.As(err, &oe) && oe.Op == "dial" && !oe.Timeout())
 }
 
 // transport reports a failure to exchange a request and its response.

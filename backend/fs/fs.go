@@ -256,3 +256,6 @@ func (b *Backend) Capabilities() backend.Capabilities {
 // Close implements backend.Backend. It holds no open files between
 // calls, so there is nothing to release.
 func (b *Backend) Close() error { return nil }
+
+// Endpoint names the bucket directory, for error messages.
+func (b *Backend) Endpoint() string { return "file bucket " + b.root }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
@@ -39,8 +40,15 @@ func classify(c call, err error) error {
 	retryable := func(e error) error { return &backend.Error{Op: c.op, Key: c.key, Retryable: true, Err: e} }
 	precondition := func() error { return permanent(fmt.Errorf("%w (%w)", backend.ErrPrecondition, err)) }
 
-	if errors.Is(err, storage.ErrBucketNotExist) {
-		return permanent(fmt.Errorf("bucket %q does not exist: %w", c.bucket, err))
+	var ge *googleapi.Error
+	isGE := errors.As(err, &ge)
+	// GCS answers a read in a missing bucket with 404 like a missing
+	// object, and the client calls both ErrObjectNotExist; only the
+	// message tells them apart. A listing never misses in a bucket that
+	// exists. Either way it must not read as "no object" (an empty index).
+	if errors.Is(err, storage.ErrBucketNotExist) ||
+		(isGE && ge.Code == http.StatusNotFound && (c.op == "list" || strings.Contains(strings.ToLower(ge.Message+ge.Body), "bucket does not exist"))) {
+		return permanent(fmt.Errorf("%w: bucket %q does not exist (silt never creates buckets; check the URL): %w", backend.ErrBucketNotFound, c.bucket, err))
 	}
 	if errors.Is(err, storage.ErrObjectNotExist) {
 		// Under a generation condition a missing object is a lost race,
@@ -50,8 +58,7 @@ func classify(c call, err error) error {
 		}
 		return permanent(fmt.Errorf("%w (%w)", backend.ErrNotExist, err))
 	}
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
+	if isGE {
 		switch {
 		case ge.Code == http.StatusPreconditionFailed:
 			return precondition()
@@ -70,9 +77,9 @@ func classify(c call, err error) error {
 			// rateLimitExceeded rather than 429.
 			return retryable(err)
 		case ge.Code == http.StatusForbidden:
-			return permanent(fmt.Errorf("access to bucket %q denied; the credentials likely lack %s: %w", c.bucket, permission[c.op], err))
+			return permanent(fmt.Errorf("%w: the credentials may not %s on gs://%s/%s: %w", backend.ErrPermission, permission[c.op], c.bucket, c.key, err))
 		case ge.Code == http.StatusUnauthorized:
-			return permanent(fmt.Errorf("not authenticated to bucket %q (check credentials): %w", c.bucket, err))
+			return permanent(fmt.Errorf("%w: GCS did not accept the credentials for bucket %q (expired or revoked? run: gcloud auth application-default login, or check GOOGLE_APPLICATION_CREDENTIALS): %w", backend.ErrCredentials, c.bucket, err))
 		}
 		return permanent(err)
 	}

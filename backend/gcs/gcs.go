@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -47,6 +48,9 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		// unchanged manifest then costs a bodyless 304. (They report no
 		// modification time on Get; nothing in silt reads it there.)
 		if client, err = storage.NewClient(ctx, storage.WithJSONReads()); err != nil {
+			if strings.Contains(err.Error(), "could not find default credentials") {
+				return nil, fmt.Errorf("gcs: %w: no Google credentials found; silt looked in GOOGLE_APPLICATION_CREDENTIALS, gcloud's application_default_credentials.json (run: gcloud auth application-default login) and the GCE metadata server: %w", backend.ErrCredentials, err)
+			}
 			return nil, fmt.Errorf("gcs: create client: %w", err)
 		}
 		owns = true
@@ -247,6 +251,14 @@ func (b *Backend) Capabilities() backend.Capabilities {
 		MaxMutationsPerKeyPerSecond: 1,
 		ListAfterWrite:              true,
 	}
+}
+
+// Endpoint names where requests go, for error messages.
+func (b *Backend) Endpoint() string {
+	if h := os.Getenv("STORAGE_EMULATOR_HOST"); h != "" {
+		return fmt.Sprintf("gcs emulator %s, bucket %q", h, b.name)
+	}
+	return fmt.Sprintf("gcs bucket %q", b.name)
 }
 
 // Close implements backend.Backend. It closes the client only if New

@@ -178,3 +178,55 @@ func TestOpen_S3HeldOpenSocket_FailsWithinDeadlineNamingEndpoint(t *testing.T) {
 		})
 	}
 }
+
+func TestOpen_S3NoCredentials_SaysWhereSiltLooked(t *testing.T) {
+	staticEnv(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("a request was sent without credentials: %s %s", r.Method, r.URL)
+	}))
+	defer ts.Close()
+	b, err := backend.Open(t.Context(), "s3://bkt?use_path_style=true&endpoint="+ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = b.Stat(t.Context(), "k")
+	if !errors.Is(err, backend.ErrCredentials) || backend.IsRetryable(err) {
+		t.Fatalf("err = %v, want a permanent ErrCredentials", err)
+	}
+	for _, want := range []string{"no AWS credentials found", "AWS_ACCESS_KEY_ID", "/dev/null", "profile default", "IMDS"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %q, want it to mention %q", err, want)
+		}
+	}
+}
+
+func TestOpen_S3EndpointRefused_NamesEndpoint(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: connections are refused
+	b := openURL(t, "http://"+addr, "")
+	_, err = b.Stat(t.Context(), "k")
+	if !errors.Is(err, backend.ErrUnreachable) || !strings.Contains(err.Error(), "cannot connect to s3 endpoint http://"+addr) {
+		t.Fatalf("err = %v, want ErrUnreachable naming http://%s", err, addr)
+	}
+}
+
+func TestOpen_S3UntrustedCertificate_IsPermanentTLSFailure(t *testing.T) {
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer ts.Close()
+	ts.Config.ErrorLog = nil
+	b := openURL(t, ts.URL, "")
+	_, err := b.Stat(t.Context(), "k")
+	if !errors.Is(err, backend.ErrTLS) || backend.IsRetryable(err) || !strings.Contains(err.Error(), ts.URL) {
+		t.Fatalf("err = %v, want a permanent ErrTLS naming %s", err, ts.URL)
+	}
+	if strings.Contains(err.Error(), "gave up after") {
+		t.Errorf("a TLS failure was retried: %v", err)
+	}
+}
