@@ -3,8 +3,8 @@ package blob
 import (
 	"context"
 	"fmt"
-	"slices"
 	"net/url"
+	"slices"
 	"strings"
 
 	gcblob "gocloud.dev/blob"
