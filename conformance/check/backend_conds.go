@@ -1,9 +1,8 @@
-package conformance
+package check
 
 import (
 	"bytes"
 	"errors"
-	"testing"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -11,21 +10,21 @@ import (
 // condChecks cover the condition rules every store shares (backend.Portable
 // applies them once): contradictory conditions are the caller's bug and
 // are refused before any I/O, alike on every store, whatever it claims.
-var condChecks = []check{
+var condChecks = []Check{
 	{"Put_IfAbsentWithIfMatch_IsErrInvalidCondAndStoresNothing", checkPutBothConds},
 	{"Get_IfMatchWithIfNoneMatch_IsErrInvalidCond", checkGetBothConds},
 	{"Put_NegativeSize_IsErrInvalidCond", checkPutNegativeSize},
 	{"Delete_IfAbsent_IsErrNotSupportedAndKeepsObject", checkDeleteIfAbsent},
 }
 
-func wantInvalidCond(t testing.TB, what string, err error) {
+func wantInvalidCond(t T, what string, err error) {
 	t.Helper()
 	if !errors.Is(err, backend.ErrInvalidCond) || backend.IsRetryable(err) {
 		t.Errorf("%s: err = %v, want a permanent error matching backend.ErrInvalidCond", what, err)
 	}
 }
 
-func checkPutBothConds(t testing.TB, b backend.Backend) {
+func checkPutBothConds(t T, b backend.Backend) {
 	ctx := t.Context()
 	// On a missing key and on an existing one, with its current version:
 	// neither half of the condition may win on its own.
@@ -47,7 +46,7 @@ func checkPutBothConds(t testing.TB, b backend.Backend) {
 	}
 }
 
-func checkGetBothConds(t testing.TB, b backend.Backend) {
+func checkGetBothConds(t T, b backend.Backend) {
 	info := put(t, b, "k", []byte("x"))
 	rc, _, err := b.Get(t.Context(), "k", backend.GetOptions{IfMatch: info.Version, IfNoneMatch: "other"})
 	if rc != nil {
@@ -56,12 +55,12 @@ func checkGetBothConds(t testing.TB, b backend.Backend) {
 	wantInvalidCond(t, "Get(IfMatch+IfNoneMatch)", err)
 }
 
-func checkPutNegativeSize(t testing.TB, b backend.Backend) {
+func checkPutNegativeSize(t T, b backend.Backend) {
 	_, err := b.Put(t.Context(), "k", bytes.NewReader(nil), -1, backend.Cond{})
 	wantInvalidCond(t, "Put(size -1)", err)
 }
 
-func checkDeleteIfAbsent(t testing.TB, b backend.Backend) {
+func checkDeleteIfAbsent(t T, b backend.Backend) {
 	put(t, b, "k", []byte("x"))
 	err := b.Delete(t.Context(), "k", backend.Cond{IfAbsent: true})
 	if !errors.Is(err, backend.ErrNotSupported) {
