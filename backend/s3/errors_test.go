@@ -15,6 +15,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/s3"
+	"github.com/siltsync/silt/internal/silttest"
 )
 
 // scripted is an S3 endpoint that answers every request with one status
@@ -207,12 +208,7 @@ func TestBackend_Classify_ContextCanceledPassesThrough(t *testing.T) {
 // without answering, as a crashing proxy does.
 func TestBackend_Classify_ConnectionDropIsRetryable(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, _, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			t.Errorf("hijack: %v", err)
-			return
-		}
-		conn.Close()
+		silttest.ResetConnection(t, w)
 	}))
 	defer ts.Close()
 	b := openAt(t, ts.URL, s3.Config{Bucket: "scripted"})

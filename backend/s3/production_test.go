@@ -3,9 +3,7 @@ package s3_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/internal/silttest"
 )
 
 // staticEnv points the AWS default chain at fixed credentials only, as a
@@ -45,6 +44,7 @@ func openURL(t *testing.T, endpoint, params string) backend.Backend {
 // flaky answers each kind of request wrongly once, as a store under load
 // does, then correctly.
 type flaky struct {
+	t    *testing.T
 	mu   sync.Mutex
 	hits map[string]int
 }
@@ -56,11 +56,7 @@ func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.hits[kind]++
 	first := f.hits[kind] == 1
 	f.mu.Unlock()
-	xmlErr := func(status int, code string) {
-		w.Header().Set("Content-Type", "application/xml")
-		w.WriteHeader(status)
-		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>scripted</Message></Error>`, code)
-	}
+	xmlErr := func(status int, code string) { silttest.S3Error(w, status, code) }
 	switch {
 	case kind == "GET /bkt/.silt/manifest" && first:
 		xmlErr(http.StatusServiceUnavailable, "SlowDown")
@@ -74,13 +70,7 @@ func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/xml")
 		_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name><Prefix>data/</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated><Contents><Key>data/a</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified><ETag>"a1"</ETag><Size>1</Size></Contents></ListBucketResult>`)
 	case kind == "HEAD /bkt/data/a" && first:
-		// A connection reset: the proxy in front of the store died.
-		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-			if tc, ok := conn.(*net.TCPConn); ok {
-				_ = tc.SetLinger(0)
-			}
-			conn.Close()
-		}
+		silttest.ResetConnection(f.t, w)
 	case kind == "HEAD /bkt/data/a":
 		w.Header().Set("ETag", `"a1"`)
 		w.Header().Set("Content-Length", "1")
@@ -94,7 +84,7 @@ func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // configured) to a store that answers 503 SlowDown, 429 and a connection
 // reset once each: Retry in the production stack absorbs all three.
 func TestOpen_S3TransientFailures_PullLikeReadsSucceed(t *testing.T) {
-	f := &flaky{hits: map[string]int{}}
+	f := &flaky{t: t, hits: map[string]int{}}
 	ts := httptest.NewServer(f)
 	defer ts.Close()
 	b := openURL(t, ts.URL, "")
@@ -120,40 +110,8 @@ func TestOpen_S3TransientFailures_PullLikeReadsSucceed(t *testing.T) {
 	}
 }
 
-// heldOpen is a 127.0.0.1 listener that accepts connections and never
-// answers, like a store whose process hangs.
-func heldOpen(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 func TestOpen_S3HeldOpenSocket_FailsWithinDeadlineNamingEndpoint(t *testing.T) {
-	addr := heldOpen(t)
+	addr := silttest.HeldOpen(t)
 	b := openURL(t, "http://"+addr, "&timeout=200ms")
 	for name, call := range map[string]func(ctx context.Context) error{
 		"Get": func(ctx context.Context) error {
@@ -204,14 +162,9 @@ func TestOpen_S3NoCredentials_SaysWhereSiltLooked(t *testing.T) {
 }
 
 func TestOpen_S3EndpointRefused_NamesEndpoint(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now: connections are refused
+	addr := silttest.RefusedAddr(t)
 	b := openURL(t, "http://"+addr, "")
-	_, err = b.Stat(t.Context(), "k")
+	_, err := b.Stat(t.Context(), "k")
 	if !errors.Is(err, backend.ErrUnreachable) || !strings.Contains(err.Error(), "cannot connect to s3 endpoint http://"+addr) {
 		t.Fatalf("err = %v, want ErrUnreachable naming http://%s", err, addr)
 	}
