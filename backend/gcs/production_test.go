@@ -23,7 +23,10 @@ func TestOpen_GCSHeldOpenSocket_FailsWithinDeadlineNamingEndpoint(t *testing.T) 
 	}
 	defer b.Close()
 	for name, call := range map[string]func(ctx context.Context) error{
-		"Get":  func(ctx context.Context) error { _, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{}, 0); return err },
+		"Get": func(ctx context.Context) error {
+			_, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{}, 0)
+			return err
+		},
 		"Stat": func(ctx context.Context) error { _, err := b.Stat(ctx, "k"); return err },
 		"List": func(ctx context.Context) error {
 			return b.List(ctx, "", backend.ListOptions{}, func([]backend.ObjectInfo) error { return nil })
