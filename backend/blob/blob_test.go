@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,12 +138,25 @@ func TestOpen_BlobMemURL(t *testing.T) {
 	p.Close()
 }
 
+func TestRegister_BlobSchemes_OnlyLinkedDrivers(t *testing.T) {
+	var got []string
+	for _, s := range backend.Schemes() {
+		if strings.HasPrefix(s, blob.SchemePrefix) {
+			got = append(got, s)
+		}
+	}
+	if want := []string{"blob+azblob", "blob+mem"}; !slices.Equal(got, want) {
+		t.Fatalf("registered blob schemes = %v, want %v", got, want)
+	}
+}
+
 func TestOpen_BlobURLErrors(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct{ url, mentions string }{
-		{"blob+mem://x?bogus=1", "bogus"},        // the gocloud opener rejects it
-		{"blob+azblob://container", "azblob"},    // driver not linked in
-		{"blob+file:///tmp/x", "blank-imported"}, // fileblob not linked in either
+		{"blob+mem://x?bogus=1", "bogus"},            // the gocloud opener rejects it
+		{"blob+azblob://container", "azblob"},        // linked, but no account configured
+		{"blob+file:///tmp/x", "unsupported scheme"}, // not linked, so not registered
+		{"blob+s3://bucket", "unsupported scheme"},   // s3:// is the native backend
 	} {
 		if _, err := backend.Open(ctx, tc.url); err == nil || !strings.Contains(err.Error(), tc.mentions) {
 			t.Errorf("Open(%q) = %v, want an error mentioning %q", tc.url, err, tc.mentions)
