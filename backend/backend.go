@@ -78,8 +78,10 @@ type Capabilities struct {
 	ListAfterWrite bool
 }
 
-// Backend is an object store. Keys are validated with [ValidateKey] before
-// any I/O. Implementations are safe for concurrent use.
+// Backend is an object store. Implementations are safe for concurrent use.
+// A driver may rely on [Portable] above it: keys valid ([ValidateKey]),
+// conditions consistent and claimed, the context live and
+// ListOptions.PageSize within 1..[DefaultPageSize] when a call arrives.
 type Backend interface {
 	// Get opens the object for reading. The returned ObjectInfo, and
 	// its Version in particular, describes exactly the bytes the reader

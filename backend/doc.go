@@ -35,17 +35,25 @@
 //
 // # Keys
 //
-// [ValidateKey] is shared by every store and runs before any I/O: no empty
+// [ValidateKey] is shared by every store and runs, in [Portable], before
+// any I/O: no empty
 // key, no leading slash, no empty, "." or ".." segment, no backslash, no
 // control character, valid UTF-8, at most [MaxKeyLen] bytes.
 //
 // # Opening a store by URL
 //
-// Store packages register a scheme in init; [Open] picks the store from
-// the URL: "file:///srv/bucket", "mem://name", "s3://bucket/prefix?region=..",
+// Store packages register a scheme in init; [Open], the one function that
+// opens a store for users, picks the driver from the URL:
+// "file:///srv/bucket", "mem://name", "s3://bucket/prefix?region=..",
 // "gs://bucket/prefix", "blob+azblob://container". Unknown schemes and
 // unknown query parameters are errors. A path after the bucket is a key
 // prefix ([Prefixed]).
+//
+// What Open returns is the production stack, built by [Production] and
+// nowhere else: [Retry] (jittered backoff) over [Timeout] (a deadline per
+// attempt, measured as no progress; ?timeout= on any URL) over [Portable]
+// (the checks and the transport classification every store shares) over
+// the driver.
 //
 // # Testing a store
 //

@@ -66,3 +66,29 @@ func Retryable(op, key string, err error) error {
 func Permanent(op, key string, err error) error {
 	return &Error{Op: op, Key: key, Err: err}
 }
+
+// ErrBucketNotFound is returned when the bucket (or container) a store was
+// opened on does not exist. It is never ErrNotExist: a missing bucket is
+// not an empty one, and an index read from it is not "no index yet". silt
+// never creates buckets.
+var ErrBucketNotFound = errors.New("bucket not found")
+
+// ErrCredentials is returned when the store rejects the credentials (an
+// unknown access key, a secret that does not match it, an expired token)
+// or when none could be found. The message says which, and where silt
+// looked.
+var ErrCredentials = errors.New("credentials rejected or missing")
+
+// ErrPermission is returned when the store accepted the credentials but
+// they lack the permission a request needs; the message names the action.
+var ErrPermission = errors.New("permission denied")
+
+// ErrUnreachable is returned (inside a retryable [*Error]) when no
+// connection to the store's endpoint could be made: refused, no route, a
+// name that does not resolve. The message names the endpoint.
+var ErrUnreachable = errors.New("endpoint unreachable")
+
+// ErrTLS is returned when the TLS handshake with the endpoint failed: an
+// untrusted or mismatched certificate, or a plain-HTTP server behind an
+// https:// URL. Retrying cannot help.
+var ErrTLS = errors.New("TLS handshake failed")

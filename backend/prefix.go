@@ -8,7 +8,10 @@ import (
 
 // Prefixed returns a backend that stores every key under prefix in b. It is
 // how a URL's path and a namespace are applied to stores whose native API
-// has no prefix of its own. An empty prefix returns b.
+// has no prefix of its own. An empty prefix returns b. Unlike a driver it
+// validates keys itself: it may sit above the production stack (a
+// namespace), and an invalid key must be reported as the caller spelled it,
+// not glued to the prefix.
 func Prefixed(b Backend, prefix string) Backend {
 	if prefix == "" {
 		return b

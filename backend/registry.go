@@ -43,15 +43,9 @@ func Schemes() []string {
 	return out
 }
 
-// Open opens the backend named by rawURL, for example "file:///srv/bucket",
-// "mem://name", "s3://bucket/prefix?region=eu-west-1". A key prefix in the
-// URL path is applied to every key. The backend package of the scheme must
-// be linked in (a blank import registers it).
-func Open(ctx context.Context, rawURL string) (Backend, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("backend: parse URL %q: %w", rawURL, err)
-	}
+// openDriver opens the bare driver a URL names, with none of the layers
+// [Open] adds; u no longer holds the parameters Open consumed.
+func openDriver(ctx context.Context, u *url.URL, rawURL string) (Backend, error) {
 	if u.Scheme == "" {
 		return nil, fmt.Errorf("backend: URL %q has no scheme (want one of %s)", rawURL, strings.Join(Schemes(), ", "))
 	}

@@ -3,6 +3,13 @@
 // so a store written outside this module can run the same checks as the
 // stores inside it.
 //
+// The backend checks themselves live in package
+// github.com/siltsync/silt/conformance/check, which does not import
+// package testing: they report through its small T interface (which
+// *testing.T satisfies), so RunBackend under `go test` and check.RunLive
+// under `silt conformance` run the very same checks, and the silt binary
+// does not link the test framework.
+//
 // # Running the suite against your store
 //
 // Add one test to your backend's package. The factory is called once per

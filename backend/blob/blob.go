@@ -13,9 +13,6 @@ import (
 	"github.com/siltsync/silt/backend"
 )
 
-// DefaultPageSize is the page size List uses when ListOptions.PageSize is 0.
-const DefaultPageSize = 1000
-
 // getAttempts bounds how often Get re-reads an object that keeps changing
 // under it before reporting a retryable error.
 const getAttempts = 3
@@ -32,15 +29,6 @@ var _ backend.Backend = (*Backend)(nil)
 // New adapts b. Close does not close b; its owner does.
 func New(b *gcblob.Bucket, cfg Config) *Backend {
 	return &Backend{b: b, cfg: cfg}
-}
-
-// check validates key and refuses a cancelled context before any I/O,
-// since in-memory drivers never look at the context themselves.
-func check(ctx context.Context, key string) error {
-	if err := backend.ValidateKey(key); err != nil {
-		return err
-	}
-	return ctx.Err()
 }
 
 // version derives a Version from blob attributes; see the package doc for
@@ -66,9 +54,6 @@ var errChanged = errors.New("object changed while it was being opened")
 // Get implements backend.Backend by bracketing the read between two
 // Attributes calls (see the package doc).
 func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
-	if err := check(ctx, key); err != nil {
-		return nil, backend.ObjectInfo{}, err
-	}
 	c := call{op: "get", key: key, conditional: opts.IfMatch != ""}
 	for range getAttempts {
 		r, info, err := b.getOnce(ctx, c, opts)
@@ -119,17 +104,8 @@ func (b *Backend) getOnce(ctx context.Context, c call, opts backend.GetOptions) 
 // is never reached after an error: the writer's context is cancelled
 // instead, which every gocloud driver treats as "discard".
 func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
-	if err := check(ctx, key); err != nil {
-		return backend.ObjectInfo{}, err
-	}
-	switch {
-	case cond.IfMatch != "":
-		return backend.ObjectInfo{}, &backend.Error{Op: "put", Key: key, Err: fmt.Errorf("IfMatch on a gocloud blob bucket: %w", backend.ErrNotSupported)}
-	case cond.IfAbsent && !b.cfg.AtomicCreate:
-		return backend.ObjectInfo{}, &backend.Error{Op: "put", Key: key, Err: fmt.Errorf("IfAbsent on a driver without atomic IfNotExist: %w", backend.ErrNotSupported)}
-	case size < 0:
-		return backend.ObjectInfo{}, backend.Permanent("put", key, fmt.Errorf("negative size %d", size))
-	}
+	// backend.Portable refuses IfMatch (Capabilities claim no
+	// ConditionalPut) and IfAbsent unless Config.AtomicCreate.
 	c := call{op: "put", key: key, conditional: cond.IfAbsent}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -167,12 +143,7 @@ func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size 
 
 // Delete implements backend.Backend. Deleting a missing key succeeds.
 func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) error {
-	if err := check(ctx, key); err != nil {
-		return err
-	}
-	if !cond.IsZero() {
-		return &backend.Error{Op: "delete", Key: key, Err: fmt.Errorf("conditional delete on a gocloud blob bucket: %w", backend.ErrNotSupported)}
-	}
+	// Any condition was refused by backend.Portable: no ConditionalDelete.
 	err := classify(call{op: "delete", key: key}, b.b.Delete(ctx, key))
 	if backend.IsNotExist(err) {
 		return nil
@@ -182,9 +153,6 @@ func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) err
 
 // Stat implements backend.Backend.
 func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, error) {
-	if err := check(ctx, key); err != nil {
-		return backend.ObjectInfo{}, err
-	}
 	a, err := b.b.Attributes(ctx, key)
 	if err != nil {
 		return backend.ObjectInfo{}, classify(call{op: "stat", key: key}, err)
@@ -195,13 +163,7 @@ func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, err
 // List implements backend.Backend. Objects listed without an MD5 cost one
 // Attributes call each, so their version matches Stat's.
 func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
-	if err := backend.ValidatePrefix(prefix); err != nil {
-		return err
-	}
-	size := opts.PageSize
-	if size <= 0 {
-		size = DefaultPageSize
-	}
+	size := backend.PageSize(opts)
 	c := call{op: "list", key: prefix}
 	token := gcblob.FirstPageToken
 	for len(token) > 0 {

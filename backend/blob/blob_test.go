@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,10 +16,12 @@ import (
 	"github.com/siltsync/silt/conformance"
 )
 
-func newMem(t testing.TB, cfg blob.Config) (*blob.Backend, *gcblob.Bucket) {
+// newMem adapts a fresh memblob bucket, behind backend.Portable as
+// backend.Open returns every store.
+func newMem(t testing.TB, cfg blob.Config) (backend.Backend, *gcblob.Bucket) {
 	bkt := memblob.OpenBucket(nil)
 	t.Cleanup(func() { bkt.Close() })
-	return blob.New(bkt, cfg), bkt
+	return backend.Portable(blob.New(bkt, cfg)), bkt
 }
 
 // TestBackend_Conformance runs the shared suite on memblob. The CAS checks
@@ -84,7 +87,7 @@ func TestBackend_Get_VersionTracksOutOfBandWrites(t *testing.T) {
 func TestBackend_Version_FallsBackToETag(t *testing.T) {
 	bkt := memblob.OpenBucket(&memblob.Options{NoMD5: true})
 	defer bkt.Close()
-	b := blob.New(bkt, blob.Config{})
+	b := backend.Portable(blob.New(bkt, blob.Config{}))
 	ctx := context.Background()
 	info, err := backend.PutBytes(ctx, b, "k", []byte("x"), backend.Cond{})
 	if err != nil || !strings.HasPrefix(string(info.Version), "etag:") {
@@ -135,12 +138,25 @@ func TestOpen_BlobMemURL(t *testing.T) {
 	p.Close()
 }
 
+func TestRegister_BlobSchemes_OnlyLinkedDrivers(t *testing.T) {
+	var got []string
+	for _, s := range backend.Schemes() {
+		if strings.HasPrefix(s, blob.SchemePrefix) {
+			got = append(got, s)
+		}
+	}
+	if want := []string{"blob+azblob", "blob+mem"}; !slices.Equal(got, want) {
+		t.Fatalf("registered blob schemes = %v, want %v", got, want)
+	}
+}
+
 func TestOpen_BlobURLErrors(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct{ url, mentions string }{
-		{"blob+mem://x?bogus=1", "bogus"},        // the gocloud opener rejects it
-		{"blob+azblob://container", "azblob"},    // driver not linked in
-		{"blob+file:///tmp/x", "blank-imported"}, // fileblob not linked in either
+		{"blob+mem://x?bogus=1", "bogus"},            // the gocloud opener rejects it
+		{"blob+azblob://container", "azblob"},        // linked, but no account configured
+		{"blob+file:///tmp/x", "unsupported scheme"}, // not linked, so not registered
+		{"blob+s3://bucket", "unsupported scheme"},   // s3:// is the native backend
 	} {
 		if _, err := backend.Open(ctx, tc.url); err == nil || !strings.Contains(err.Error(), tc.mentions) {
 			t.Errorf("Open(%q) = %v, want an error mentioning %q", tc.url, err, tc.mentions)

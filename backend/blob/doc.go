@@ -46,16 +46,22 @@
 //
 // # URLs
 //
-// "blob+<gocloud URL>" opens the gocloud URL with blob.OpenBucket: for
-// example "blob+mem://" or "blob+s3://bucket?region=eu-west-1". The
-// registered schemes are blob+mem, blob+file, blob+s3, blob+gs and
-// blob+azblob. Only memblob is linked in by this package; for the others,
-// blank-import the gocloud driver (gocloud.dev/blob/s3blob, .../fileblob,
-// .../gcsblob, .../azureblob). Query parameters are the driver's own and the
-// driver rejects unknown ones; a key prefix is gocloud's "prefix" parameter,
-// not the URL path (for file URLs the path is the directory). Each
-// "blob+mem://" URL opens a new empty memblob bucket. Other gocloud drivers
-// work through [New], with Config.AtomicCreate set as the driver warrants.
+// "blob+<gocloud URL>" opens the gocloud URL with blob.OpenBucket. The
+// registered schemes are exactly the linked drivers: blob+mem (memblob; each
+// "blob+mem://" URL opens a new empty bucket) and blob+azblob (Azure Blob,
+// which has no native silt backend): for example
+// "blob+azblob://container?prefix=silt/" with AZURE_STORAGE_ACCOUNT and
+// AZURE_STORAGE_KEY (or a connection string, a SAS token, or the default
+// Azure credential), or against Azurite
+// "blob+azblob://container?localemu=true&protocol=http&domain=127.0.0.1:10000".
+// S3, GCS and directories are served by the native s3://, gs:// and file://
+// backends, which have CAS; their gocloud drivers are not linked, so no
+// scheme is registered that cannot open. Query parameters are the driver's
+// own and the driver rejects unknown ones; a key prefix is gocloud's
+// "prefix" parameter, not the URL path. Other gocloud drivers work through
+// [New], with Config.AtomicCreate set as the driver warrants (fileblob's
+// IfNotExist is stat-then-rename and was measured to admit several
+// creators: AtomicCreate false).
 //
 // # Order
 //

@@ -1,11 +1,7 @@
 package blob
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/url"
 
 	"gocloud.dev/gcerrors"
 
@@ -25,9 +21,6 @@ func classify(c call, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
 	permanent := func(e error) error { return &backend.Error{Op: c.op, Key: c.key, Err: e} }
 	retryable := func(e error) error { return &backend.Error{Op: c.op, Key: c.key, Retryable: true, Err: e} }
 	switch gcerrors.Code(err) {
@@ -43,10 +36,7 @@ func classify(c call, err error) error {
 		// was handled above).
 		return retryable(err)
 	}
-	var ue *url.Error
-	var ne net.Error
-	if errors.As(err, &ue) || errors.As(err, &ne) {
-		return retryable(err)
-	}
-	return permanent(err)
+	// Anything else, transport failures included, is for backend.Portable,
+	// which classifies those once for every store.
+	return err
 }

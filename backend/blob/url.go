@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	gcblob "gocloud.dev/blob"
-	_ "gocloud.dev/blob/memblob" // the one driver linked in; see the package doc
+	_ "gocloud.dev/blob/azureblob" // azblob://: Azure Blob, which has no native silt backend
+	_ "gocloud.dev/blob/memblob"   // mem://: a portable in-process bucket
 
 	"github.com/siltsync/silt/backend"
 )
@@ -15,19 +17,23 @@ import (
 // SchemePrefix marks a URL as a gocloud URL: "blob+mem://" opens "mem://".
 const SchemePrefix = "blob+"
 
-// drivers lists the gocloud schemes registered as SchemePrefix+scheme, with
-// what each driver guarantees (see Config). fileblob's IfNotExist is
-// stat-then-rename and was measured to admit several creators.
+// drivers lists the gocloud schemes this package links, with what each
+// driver guarantees (see Config). Only linked drivers are listed, so every
+// registered scheme opens: S3, GCS and directories have native backends
+// (s3://, gs://, file://) and are not linked here.
 var drivers = map[string]Config{
-	"mem":    {AtomicCreate: true, ListAfterWrite: true},
-	"file":   {AtomicCreate: false, ListAfterWrite: true},
-	"s3":     {AtomicCreate: true, ListAfterWrite: true},
-	"gs":     {AtomicCreate: true, ListAfterWrite: true},
+	"mem": {AtomicCreate: true, ListAfterWrite: true},
+	// Azure Blob creates with If-None-Match: * and is strongly consistent.
 	"azblob": {AtomicCreate: true, ListAfterWrite: true},
 }
 
 func init() {
 	for scheme := range drivers {
+		// A driver dropped from the imports above must not leave a
+		// scheme that cannot open.
+		if !slices.Contains(gcblob.DefaultURLMux().BucketSchemes(), scheme) {
+			panic(fmt.Sprintf("blob: gocloud driver for %q is not linked", scheme))
+		}
 		backend.Register(SchemePrefix+scheme, openURL)
 	}
 }
@@ -44,7 +50,7 @@ func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
 	inner.Scheme = scheme
 	bkt, err := gcblob.OpenBucket(ctx, inner.String())
 	if err != nil {
-		return nil, fmt.Errorf("backend: %s URL: %w (is the gocloud driver for %q blank-imported?)", u.Scheme, err, scheme)
+		return nil, fmt.Errorf("backend: %s URL: %w", u.Scheme, err)
 	}
 	b := New(bkt, cfg)
 	b.ownBucket = true

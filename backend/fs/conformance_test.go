@@ -6,11 +6,12 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/fs"
 	"github.com/siltsync/silt/conformance"
+	"github.com/siltsync/silt/internal/silttest"
 )
 
 func TestConformance(t *testing.T) {
 	conformance.RunBackend(t, func(t *testing.T) backend.Backend {
-		b, err := fs.New(t.TempDir())
+		b, err := fs.New(silttest.TempBucket(t))
 		if err != nil {
 			t.Fatal(err)
 		}

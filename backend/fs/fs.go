@@ -94,12 +94,9 @@ func (b *Backend) sweepTemps() {
 // Root returns the absolute path of the bucket directory.
 func (b *Backend) Root() string { return b.root }
 
-// checkKey validates key for this backend: the shared rules plus the
-// reserved first segment.
+// checkKey refuses the key this backend reserves; backend.Portable has
+// checked the shared rules.
 func checkKey(key string) error {
-	if err := backend.ValidateKey(key); err != nil {
-		return err
-	}
 	if first, _, _ := strings.Cut(key, "/"); first == Reserved {
 		return &backend.KeyError{Key: key, Reason: fmt.Sprintf("first segment %q is reserved by the file backend", Reserved)}
 	}
@@ -114,9 +111,6 @@ func (b *Backend) path(key string) string {
 // device is not an object.
 func (b *Backend) openObject(ctx context.Context, op, key string) (*os.File, fileState, error) {
 	if err := checkKey(key); err != nil {
-		return nil, fileState{}, err
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, fileState{}, err
 	}
 	// O_NONBLOCK keeps a stray FIFO from hanging open; it changes nothing
@@ -192,12 +186,6 @@ func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) err
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	if cond.IfAbsent {
-		return &backend.Error{Op: "delete", Key: key, Err: fmt.Errorf("IfAbsent on delete: %w", backend.ErrNotSupported)}
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	unlock, err := b.locks.lock(ctx, key)
 	if err != nil {
 		return classify("delete", key, err)
@@ -268,3 +256,6 @@ func (b *Backend) Capabilities() backend.Capabilities {
 // Close implements backend.Backend. It holds no open files between
 // calls, so there is nothing to release.
 func (b *Backend) Close() error { return nil }
+
+// Endpoint names the bucket directory, for error messages.
+func (b *Backend) Endpoint() string { return "file bucket " + b.root }

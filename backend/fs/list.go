@@ -15,9 +15,6 @@ import (
 	"github.com/siltsync/silt/backend"
 )
 
-// DefaultPageSize is the page size List uses when ListOptions.PageSize is 0.
-const DefaultPageSize = 1000
-
 // List implements backend.Backend. It reads only the directory the
 // prefix's last "/" points at and the directories below it, and visits
 // entries in an order that yields keys in ascending byte order (see
@@ -26,9 +23,6 @@ const DefaultPageSize = 1000
 // walk reads each directory when it reaches it, so fn may write to the
 // bucket; such writes may or may not show in later pages.
 func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
-	if err := backend.ValidatePrefix(prefix); err != nil {
-		return err
-	}
 	dirKey, namePrefix := "", prefix
 	if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
 		dirKey, namePrefix = prefix[:i+1], prefix[i+1:]
@@ -36,11 +30,7 @@ func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOpti
 			return &backend.KeyError{Key: prefix, Reason: fmt.Sprintf("first segment %q is reserved by the file backend", Reserved)}
 		}
 	}
-	size := opts.PageSize
-	if size <= 0 {
-		size = DefaultPageSize
-	}
-	l := &lister{b: b, ctx: ctx, fn: fn, size: size}
+	l := &lister{b: b, ctx: ctx, fn: fn, size: backend.PageSize(opts)}
 	if err := l.walk(dirKey, namePrefix); err != nil {
 		return err
 	}

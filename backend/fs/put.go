@@ -33,15 +33,6 @@ func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size 
 	if err := checkKey(key); err != nil {
 		return backend.ObjectInfo{}, err
 	}
-	switch {
-	case cond.IfAbsent && cond.IfMatch != "":
-		return backend.ObjectInfo{}, &backend.Error{Op: "put", Key: key, Err: errors.New("cond sets both IfAbsent and IfMatch")}
-	case size < 0:
-		return backend.ObjectInfo{}, &backend.Error{Op: "put", Key: key, Err: fmt.Errorf("negative size %d", size)}
-	}
-	if err := ctx.Err(); err != nil {
-		return backend.ObjectInfo{}, err
-	}
 	// A condition that already fails fails now: a losing compare-and-swap
 	// then costs one hash, not a staged file and two fsyncs. It is checked
 	// again under the lock.

@@ -64,7 +64,7 @@ func (e *emulator) newBucket() string {
 // (TestEmulator_Delete_IgnoresGenerationMatch measures it).
 func (e *emulator) backend(t testing.TB) backend.Backend {
 	t.Helper()
-	b, err := gcs.New(context.Background(), gcs.Config{Bucket: e.newBucket(), Client: e.client, NoConditionalDelete: true})
+	b, err := newPortable(context.Background(), gcs.Config{Bucket: e.newBucket(), Client: e.client, NoConditionalDelete: true})
 	if err != nil {
 		t.Fatal(err)
 	}

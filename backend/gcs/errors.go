@@ -1,14 +1,10 @@
 package gcs
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"syscall"
+	"strings"
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
@@ -40,17 +36,19 @@ func classify(c call, err error) error {
 	if err == nil {
 		return nil
 	}
-	// The caller's own cancellation is not a store failure; keep it
-	// recognisable as exactly what the caller did.
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
 	permanent := func(e error) error { return &backend.Error{Op: c.op, Key: c.key, Err: e} }
 	retryable := func(e error) error { return &backend.Error{Op: c.op, Key: c.key, Retryable: true, Err: e} }
 	precondition := func() error { return permanent(fmt.Errorf("%w (%w)", backend.ErrPrecondition, err)) }
 
-	if errors.Is(err, storage.ErrBucketNotExist) {
-		return permanent(fmt.Errorf("bucket %q does not exist: %w", c.bucket, err))
+	var ge *googleapi.Error
+	isGE := errors.As(err, &ge)
+	// GCS answers a read in a missing bucket with 404 like a missing
+	// object, and the client calls both ErrObjectNotExist; only the
+	// message tells them apart. A listing never misses in a bucket that
+	// exists. Either way it must not read as "no object" (an empty index).
+	if errors.Is(err, storage.ErrBucketNotExist) ||
+		(isGE && ge.Code == http.StatusNotFound && (c.op == "list" || strings.Contains(strings.ToLower(ge.Message+ge.Body), "bucket does not exist"))) {
+		return permanent(fmt.Errorf("%w: bucket %q does not exist (silt never creates buckets; check the URL): %w", backend.ErrBucketNotFound, c.bucket, err))
 	}
 	if errors.Is(err, storage.ErrObjectNotExist) {
 		// Under a generation condition a missing object is a lost race,
@@ -60,8 +58,7 @@ func classify(c call, err error) error {
 		}
 		return permanent(fmt.Errorf("%w (%w)", backend.ErrNotExist, err))
 	}
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
+	if isGE {
 		switch {
 		case ge.Code == http.StatusPreconditionFailed:
 			return precondition()
@@ -80,18 +77,16 @@ func classify(c call, err error) error {
 			// rateLimitExceeded rather than 429.
 			return retryable(err)
 		case ge.Code == http.StatusForbidden:
-			return permanent(fmt.Errorf("access to bucket %q denied; the credentials likely lack %s: %w", c.bucket, permission[c.op], err))
+			return permanent(fmt.Errorf("%w: the credentials may not %s on gs://%s/%s: %w", backend.ErrPermission, permission[c.op], c.bucket, c.key, err))
 		case ge.Code == http.StatusUnauthorized:
-			return permanent(fmt.Errorf("not authenticated to bucket %q (check credentials): %w", c.bucket, err))
+			return permanent(fmt.Errorf("%w: GCS did not accept the credentials for bucket %q (expired or revoked? run: gcloud auth application-default login, or check GOOGLE_APPLICATION_CREDENTIALS): %w", backend.ErrCredentials, c.bucket, err))
 		}
 		return permanent(err)
 	}
-	if transport(err) {
-		return retryable(err)
-	}
-	// Anything else (a malformed response, a client-side check) is not
-	// evidence that trying again helps.
-	return permanent(err)
+	// Anything else (a failed send, a malformed response, a client-side
+	// check) is left for backend.Portable, which classifies transport
+	// failures once for every store.
+	return err
 }
 
 func rateLimited(ge *googleapi.Error) bool {
@@ -101,13 +96,4 @@ func rateLimited(ge *googleapi.Error) bool {
 		}
 	}
 	return false
-}
-
-// transport reports a failure to exchange a request and response at all.
-func transport(err error) bool {
-	var ue *url.Error
-	var ne net.Error
-	return errors.As(err, &ue) || errors.As(err, &ne) ||
-		errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
 }

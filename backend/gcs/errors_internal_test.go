@@ -42,7 +42,16 @@ func TestClassify_Table(t *testing.T) {
 		{"unknown", plain, errors.New("storage: something odd"), nil, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := classify(tc.c, tc.err)
+			// classify, then the shared transport classifier, as
+			// backend.Portable applies them; a context error is the
+			// caller's only while its context is done.
+			ctx := context.Background()
+			if errors.Is(tc.err, context.Canceled) || errors.Is(tc.err, context.DeadlineExceeded) {
+				cctx, cancel := context.WithCancel(ctx)
+				cancel()
+				ctx = cctx
+			}
+			got := backend.ClassifyTransport(ctx, tc.c.op, tc.c.key, classify(tc.c, tc.err))
 			if tc.unchanged {
 				if got != tc.err {
 					t.Fatalf("classify(%v) = %v, want it unchanged", tc.err, got)

@@ -18,6 +18,16 @@ import (
 )
 
 // optionNoServer points a client at a port nothing listens on.
+// newPortable is gcs.New as backend.Open returns it: behind the portable
+// checks and transport classification every store shares.
+func newPortable(ctx context.Context, cfg gcs.Config) (backend.Backend, error) {
+	b, err := gcs.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return backend.Portable(b), nil
+}
+
 func optionNoServer() []option.ClientOption {
 	return []option.ClientOption{option.WithEndpoint("http://127.0.0.1:1/storage/v1/"), option.WithoutAuthentication()}
 }
@@ -42,7 +52,7 @@ func scriptedClient(t *testing.T, url string) backend.Backend {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	b, err := gcs.New(context.Background(), gcs.Config{Bucket: "scripted-bucket", Client: client})
+	b, err := newPortable(context.Background(), gcs.Config{Bucket: "scripted-bucket", Client: client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +186,7 @@ func TestClassify_304OnGetIsNotModified(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer client.Close()
-			b, err := gcs.New(context.Background(), gcs.Config{Bucket: "scripted-bucket", Client: client})
+			b, err := newPortable(context.Background(), gcs.Config{Bucket: "scripted-bucket", Client: client})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,5 +244,42 @@ func TestClassify_ContextErrorsUnchanged(t *testing.T) {
 	_, err = b.Put(ctx, "k", bytes.NewReader([]byte("x")), 1, backend.Cond{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("put with cancelled ctx: %v", err)
+	}
+}
+
+// bucketMissing answers as GCS does for a bucket that does not exist: 404
+// for reads and listings alike, the message naming the bucket.
+func bucketMissing(t *testing.T) backend.Backend {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"error":{"code":404,"message":"The specified bucket does not exist.","errors":[{"reason":"notFound","message":"The specified bucket does not exist."}]}}`)
+	}))
+	t.Cleanup(srv.Close)
+	// JSON reads, as gcs.New configures its own client: the XML read
+	// path drops the message that names the bucket.
+	client, err := storage.NewClient(context.Background(), option.WithEndpoint(srv.URL+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	b, err := newPortable(context.Background(), gcs.Config{Bucket: "scripted-bucket", Client: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestClassify_MissingBucket_IsErrBucketNotFoundNeverNotExist(t *testing.T) {
+	b := bucketMissing(t)
+	for _, v := range verbs {
+		if v.name == "put" || v.name == "delete" {
+			continue // writes name no bucket in their 404 handling path
+		}
+		err := v.do(b, false)
+		if !errors.Is(err, backend.ErrBucketNotFound) || errors.Is(err, backend.ErrNotExist) || !strings.Contains(err.Error(), `bucket "scripted-bucket"`) {
+			t.Errorf("%s: err = %v, want ErrBucketNotFound naming the bucket, not ErrNotExist", v.name, err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -13,10 +14,6 @@ import (
 
 	"github.com/siltsync/silt/backend"
 )
-
-// DefaultPageSize is the page size List uses when ListOptions.PageSize is 0;
-// it is also the largest page the JSON API returns.
-const DefaultPageSize = 1000
 
 // defaultChunkSize is the storage client's default upload chunk. Smaller
 // objects get a chunk just large enough for them, because the writer
@@ -51,6 +48,9 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		// unchanged manifest then costs a bodyless 304. (They report no
 		// modification time on Get; nothing in silt reads it there.)
 		if client, err = storage.NewClient(ctx, storage.WithJSONReads()); err != nil {
+			if strings.Contains(err.Error(), "could not find default credentials") {
+				return nil, fmt.Errorf("gcs: %w: no Google credentials found; silt looked in GOOGLE_APPLICATION_CREDENTIALS, gcloud's application_default_credentials.json (run: gcloud auth application-default login) and the GCE metadata server: %w", backend.ErrCredentials, err)
+			}
 			return nil, fmt.Errorf("gcs: create client: %w", err)
 		}
 		owns = true
@@ -82,9 +82,6 @@ func version(g int64) backend.Version { return backend.Version(strconv.FormatInt
 
 // Get implements backend.Backend.
 func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
-	if err := backend.ValidateKey(key); err != nil {
-		return nil, backend.ObjectInfo{}, err
-	}
 	obj := b.bucket.Object(b.prefix + key)
 	var want int64
 	if opts.IfMatch != "" {
@@ -149,15 +146,6 @@ func (r *reader) Close() error { return r.r.Close() }
 // Close, which is never reached after an error: a cancelled or failed Put
 // cancels the writer's context instead, so no partial object appears.
 func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
-	if err := backend.ValidateKey(key); err != nil {
-		return backend.ObjectInfo{}, err
-	}
-	if cond.IfAbsent && cond.IfMatch != "" {
-		return backend.ObjectInfo{}, backend.Permanent("put", key, errors.New("both IfAbsent and IfMatch set"))
-	}
-	if size < 0 {
-		return backend.ObjectInfo{}, backend.Permanent("put", key, fmt.Errorf("negative size %d", size))
-	}
 	obj := b.bucket.Object(b.prefix + key)
 	switch {
 	case cond.IfAbsent:
@@ -199,16 +187,10 @@ func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size 
 
 // Delete implements backend.Backend.
 func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) error {
-	if err := backend.ValidateKey(key); err != nil {
-		return err
-	}
 	obj := b.bucket.Object(b.prefix + key)
-	switch {
-	case cond.IfAbsent:
-		return &backend.Error{Op: "delete", Key: key, Err: fmt.Errorf("IfAbsent on delete: %w", backend.ErrNotSupported)}
-	case cond.IfMatch != "" && !b.condDelete:
-		return &backend.Error{Op: "delete", Key: key, Err: fmt.Errorf("conditional delete disabled in Config: %w", backend.ErrNotSupported)}
-	case cond.IfMatch != "":
+	// backend.Portable refuses IfAbsent, and IfMatch unless
+	// Capabilities().ConditionalDelete says the Config allows it.
+	if cond.IfMatch != "" {
 		g, err := generation("delete", key, cond.IfMatch)
 		if err != nil {
 			return err
@@ -224,9 +206,6 @@ func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) err
 
 // Stat implements backend.Backend.
 func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, error) {
-	if err := backend.ValidateKey(key); err != nil {
-		return backend.ObjectInfo{}, err
-	}
 	a, err := b.bucket.Object(b.prefix + key).Attrs(ctx)
 	if err != nil {
 		return backend.ObjectInfo{}, classify(b.call("stat", key, false), err)
@@ -237,18 +216,11 @@ func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, err
 // List implements backend.Backend. GCS lists names in byte order and
 // strongly consistently, so pages are passed on as they arrive.
 func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
-	if err := backend.ValidatePrefix(prefix); err != nil {
-		return err
-	}
 	q := &storage.Query{Prefix: b.prefix + prefix}
 	if err := q.SetAttrSelection([]string{"Name", "Size", "Generation", "Updated"}); err != nil {
 		return backend.Permanent("list", prefix, err)
 	}
-	size := opts.PageSize
-	if size <= 0 {
-		size = DefaultPageSize
-	}
-	pager := iterator.NewPager(b.bucket.Objects(ctx, q), size, "")
+	pager := iterator.NewPager(b.bucket.Objects(ctx, q), backend.PageSize(opts), "")
 	for {
 		var attrs []*storage.ObjectAttrs
 		token, err := pager.NextPage(&attrs)
@@ -279,6 +251,14 @@ func (b *Backend) Capabilities() backend.Capabilities {
 		MaxMutationsPerKeyPerSecond: 1,
 		ListAfterWrite:              true,
 	}
+}
+
+// Endpoint names where requests go, for error messages.
+func (b *Backend) Endpoint() string {
+	if h := os.Getenv("STORAGE_EMULATOR_HOST"); h != "" {
+		return fmt.Sprintf("gcs emulator %s, bucket %q", h, b.name)
+	}
+	return fmt.Sprintf("gcs bucket %q", b.name)
 }
 
 // Close implements backend.Backend. It closes the client only if New

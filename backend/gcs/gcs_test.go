@@ -182,7 +182,7 @@ func TestEmulator_Delete_IgnoresGenerationMatch(t *testing.T) {
 	e := newEmulator(t)
 	bucket := e.newBucket()
 	ctx := context.Background()
-	b, err := gcs.New(ctx, gcs.Config{Bucket: bucket, Client: e.client})
+	b, err := newPortable(ctx, gcs.Config{Bucket: bucket, Client: e.client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestBackend_List_PagesAndPrefix(t *testing.T) {
 	if err := e.client.Bucket(bucket).Object("other/x").NewWriter(ctx).Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := gcs.New(ctx, gcs.Config{Bucket: bucket, Prefix: "root", Client: e.client})
+	b, err := newPortable(ctx, gcs.Config{Bucket: bucket, Prefix: "root", Client: e.client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func TestBackend_InvalidKeysRejectedBeforeIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	b, err := gcs.New(context.Background(), gcs.Config{Bucket: "b", Client: client})
+	b, err := newPortable(context.Background(), gcs.Config{Bucket: "b", Client: client})
 	if err != nil {
 		t.Fatal(err)
 	}

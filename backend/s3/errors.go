@@ -1,12 +1,13 @@
 package s3
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
+	"os"
+	"strings"
+
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -27,39 +28,26 @@ var permissionFor = map[string]string{
 	"list":   "s3:ListBucket",
 }
 
-// classify turns an SDK error into the backend error vocabulary. It is the
+// classify turns an S3 answer into the backend error vocabulary. It is the
 // only place in this package that looks at status codes or S3 error codes;
 // each provider quirk is one case with a row in errors_test.go.
 func (b *Backend) classify(op, key string, err error) error {
 	if err == nil {
 		return nil
 	}
-	// A send that failed because the caller's context ended is marked
-	// CanceledError by the SDK, any other failed send RequestSendError.
-	// Both can match context.DeadlineExceeded (net/http's client timeouts
-	// do), so the SDK's marking, not errors.Is, tells the caller's
-	// deadline from the store's slowness.
-	if _, ok := errors.AsType[*smithy.CanceledError](err); ok {
-		return err // unchanged: wrap.Retry must see that the caller gave up
-	}
-	if _, ok := errors.AsType[*smithyhttp.RequestSendError](err); ok {
-		// No response at all (the SDK still wraps it in a ResponseError,
-		// with status 0): the request may or may not have reached the
-		// store, which is for wrap.Retry (and, for a conditional write, a
-		// re-read of the version) to settle.
-		return backend.Retryable(op, key, err)
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return backend.Retryable(op, key, err)
+	// Everything without an HTTP response (a failed send, the caller's
+	// cancellation, a credential lookup) is left as it is: transport
+	// failures are classified once, by backend.Portable, for every store.
+	// The SDK reports a credential chain that found nothing with no type
+	// of its own (a SigningError in older paths, "get identity: get
+	// credentials:" in the smithy auth path), so its text is matched here,
+	// once.
+	if _, ok := errors.AsType[*v4.SigningError](err); ok || strings.Contains(err.Error(), "get credentials:") || strings.Contains(err.Error(), "failed to refresh cached credentials") {
+		return backend.Permanent(op, key, fmt.Errorf("%w: no AWS credentials found; silt looked in %s: %w", backend.ErrCredentials, credentialSources(), err))
 	}
 	var re *smithyhttp.ResponseError
 	if !errors.As(err, &re) || re.HTTPStatusCode() == 0 {
-		// Bad input or a credential failure: sending again cannot help.
-		return backend.Permanent(op, key, err)
+		return err
 	}
 	status := re.HTTPStatusCode()
 	code := ""
@@ -69,6 +57,25 @@ func (b *Backend) classify(op, key string, err error) error {
 	wrap := func(sentinel error) error {
 		return &backend.Error{Op: op, Key: key, Err: fmt.Errorf("%w: %w", sentinel, err)}
 	}
+	fail := func(sentinel error, format string, args ...any) error {
+		return backend.Permanent(op, key, fmt.Errorf("%w: %s: %w", sentinel, fmt.Sprintf(format, args...), err))
+	}
+	// Codes first: a gateway may send InvalidAccessKeyId with 404, and a
+	// wrong secret comes as 403 like a missing permission.
+	switch code {
+	case "InvalidAccessKeyId":
+		return fail(backend.ErrCredentials, "the access key %s is not known to %s (check AWS_ACCESS_KEY_ID, or aws_access_key_id of profile %s)",
+			accessKey(re), b.Endpoint(), profile())
+	case "SignatureDoesNotMatch":
+		return fail(backend.ErrCredentials, "the secret key does not match the access key %s (check AWS_SECRET_ACCESS_KEY, or aws_secret_access_key of profile %s)",
+			accessKey(re), profile())
+	case "ExpiredToken", "TokenRefreshRequired", "RequestExpired":
+		return fail(backend.ErrCredentials, "the session token of access key %s has expired (renew it: aws sso login, or a fresh AWS_SESSION_TOKEN)", accessKey(re))
+	case "InvalidToken":
+		return fail(backend.ErrCredentials, "the session token of access key %s is not valid (check AWS_SESSION_TOKEN)", accessKey(re))
+	case "NoSuchBucket":
+		return fail(backend.ErrBucketNotFound, "bucket %q does not exist at %s (silt never creates buckets; check the URL)", b.cfg.Bucket, b.Endpoint())
+	}
 	switch {
 	case status == http.StatusPreconditionFailed:
 		return wrap(backend.ErrPrecondition)
@@ -76,8 +83,10 @@ func (b *Backend) classify(op, key string, err error) error {
 		// GET with If-None-Match naming the current ETag: the caller's
 		// copy is current. No body was sent; nothing to retry.
 		return wrap(backend.ErrNotModified)
-	case status == http.StatusNotFound && code == "NoSuchBucket":
-		return backend.Permanent(op, key, fmt.Errorf("bucket %q does not exist (silt never creates buckets): %w", b.cfg.Bucket, err))
+	case status == http.StatusNotFound && op == "list":
+		// A listing never misses in a bucket that exists; some stores
+		// answer a missing bucket with a bare 404.
+		return fail(backend.ErrBucketNotFound, "bucket %q does not exist at %s (silt never creates buckets; check the URL)", b.cfg.Bucket, b.Endpoint())
 	case status == http.StatusNotFound && code == "NoSuchUpload":
 		// Our multipart upload was aborted under us (a lifecycle rule);
 		// a retried Put starts a new one.
@@ -106,8 +115,7 @@ func (b *Backend) classify(op, key string, err error) error {
 		if op == "get" || op == "stat" {
 			hint = " (without s3:ListBucket a missing key also answers 403)"
 		}
-		return backend.Permanent(op, key, fmt.Errorf("access denied to bucket %q: the credentials probably lack %s%s: %w",
-			b.cfg.Bucket, permissionFor[op], hint, err))
+		return fail(backend.ErrPermission, "access key %s may not %s on s3://%s/%s%s", accessKey(re), permissionFor[op], b.cfg.Bucket, b.cfg.Prefix+key, hint)
 	case status == http.StatusMovedPermanently:
 		return backend.Permanent(op, key, fmt.Errorf("bucket %q is in another region than %q; set Config.Region (region= in the URL): %w",
 			b.cfg.Bucket, b.region, err))
@@ -121,4 +129,40 @@ func (b *Backend) classify(op, key string, err error) error {
 func sentIfMatch(re *smithyhttp.ResponseError) bool {
 	r := re.HTTPResponse()
 	return r != nil && r.Response != nil && r.Request != nil && r.Request.Header.Get("If-Match") != ""
+}
+
+// accessKey is the access key ID the request was signed with, read from
+// its Authorization header, for messages: which key was refused is the
+// first thing a user needs.
+func accessKey(re *smithyhttp.ResponseError) string {
+	r := re.HTTPResponse()
+	if r == nil || r.Response == nil || r.Request == nil {
+		return "(unknown)"
+	}
+	_, cred, ok := strings.Cut(r.Request.Header.Get("Authorization"), "Credential=")
+	if !ok {
+		return "(unknown)"
+	}
+	id, _, _ := strings.Cut(cred, "/")
+	return id
+}
+
+// profile is the shared-config profile the default chain reads.
+func profile() string {
+	if p := os.Getenv("AWS_PROFILE"); p != "" {
+		return p
+	}
+	return "default"
+}
+
+// credentialSources lists where the AWS default chain looks, in its order.
+func credentialSources() string {
+	files := func(env, def string) string {
+		if v := os.Getenv(env); v != "" {
+			return v
+		}
+		return def
+	}
+	return fmt.Sprintf("the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), the shared files %s and %s (profile %s), web identity (AWS_WEB_IDENTITY_TOKEN_FILE), SSO, ECS container credentials, and the EC2 instance metadata service (IMDS)",
+		files("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials"), files("AWS_CONFIG_FILE", "~/.aws/config"), profile())
 }

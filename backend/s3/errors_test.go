@@ -15,6 +15,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/s3"
+	"github.com/siltsync/silt/internal/silttest"
 )
 
 // scripted is an S3 endpoint that answers every request with one status
@@ -109,7 +110,16 @@ func TestBackend_Classify_ScriptedStatuses(t *testing.T) {
 		{name: "404 on GET If-None-Match is not-exist", call: getIfNoneMatch, status: 404, code: "NoSuchKey", is: backend.ErrNotExist, isNot: backend.ErrPrecondition},
 		{name: "404 on plain GET is not-exist", call: getPlain, status: 404, code: "NoSuchKey", is: backend.ErrNotExist, isNot: backend.ErrPrecondition},
 		{name: "404 on HEAD (no body) is not-exist", call: statPlain, status: 404, is: backend.ErrNotExist},
-		{name: "404 NoSuchBucket is permanent, not not-exist", call: getPlain, status: 404, code: "NoSuchBucket", isNot: backend.ErrNotExist, mentions: []string{`bucket "scripted"`, "does not exist"}},
+		{name: "404 NoSuchBucket is bucket-not-found, not not-exist", call: getPlain, status: 404, code: "NoSuchBucket", is: backend.ErrBucketNotFound, isNot: backend.ErrNotExist, mentions: []string{`bucket "scripted"`, "does not exist", "127.0.0.1"}},
+		{name: "404 NoSuchBucket on LIST is bucket-not-found", call: listAll, status: 404, code: "NoSuchBucket", is: backend.ErrBucketNotFound, isNot: backend.ErrNotExist, mentions: []string{`bucket "scripted"`}},
+		{name: "bare 404 on LIST is bucket-not-found, never an empty listing", call: listAll, status: 404, code: "NotFound", is: backend.ErrBucketNotFound, isNot: backend.ErrNotExist},
+		// An S3 gateway that answers an unknown key with 404: the code
+		// decides, so it is not a missing object (nor an empty index).
+		{name: "InvalidAccessKeyId names the key", call: getPlain, status: 403, code: "InvalidAccessKeyId", is: backend.ErrCredentials, isNot: backend.ErrPermission, mentions: []string{"access key silt-test-key is not known", "AWS_ACCESS_KEY_ID"}},
+		{name: "InvalidAccessKeyId with 404 is not not-exist", call: getPlain, status: 404, code: "InvalidAccessKeyId", is: backend.ErrCredentials, isNot: backend.ErrNotExist, mentions: []string{"silt-test-key"}},
+		{name: "InvalidAccessKeyId with 404 on LIST is not an empty listing", call: listAll, status: 404, code: "InvalidAccessKeyId", is: backend.ErrCredentials, isNot: backend.ErrBucketNotFound},
+		{name: "SignatureDoesNotMatch is a wrong secret, not a permission", call: getPlain, status: 403, code: "SignatureDoesNotMatch", is: backend.ErrCredentials, isNot: backend.ErrPermission, mentions: []string{"the secret key does not match the access key silt-test-key", "AWS_SECRET_ACCESS_KEY"}},
+		{name: "ExpiredToken says renew", call: putPlain, status: 400, code: "ExpiredToken", is: backend.ErrCredentials, mentions: []string{"session token", "expired"}},
 		{name: "404 NoSuchUpload restarts the upload", call: putPlain, multipart: true, status: 404, code: "NoSuchUpload", isNot: backend.ErrNotExist, retryable: true},
 		{name: "409 ConditionalRequestConflict is retryable", call: putIfMatch, status: 409, code: "ConditionalRequestConflict", retryable: true, isNot: backend.ErrPrecondition},
 		{name: "409 on multipart completion is retryable", call: putIfAbsent, multipart: true, status: 409, code: "ConditionalRequestConflict", retryable: true},
@@ -120,9 +130,9 @@ func TestBackend_Classify_ScriptedStatuses(t *testing.T) {
 		{name: "500 InternalError is retryable", call: listAll, status: 500, code: "InternalError", retryable: true},
 		{name: "400 RequestTimeout is retryable", call: putPlain, status: 400, code: "RequestTimeout", retryable: true},
 		{name: "501 NotImplemented is not-supported", call: putIfAbsent, status: 501, code: "NotImplemented", is: backend.ErrNotSupported},
-		{name: "403 on GET names s3:GetObject", call: getPlain, status: 403, code: "AccessDenied", isNot: backend.ErrNotExist, mentions: []string{`bucket "scripted"`, "s3:GetObject", "s3:ListBucket"}},
+		{name: "403 on GET names s3:GetObject", call: getPlain, status: 403, code: "AccessDenied", is: backend.ErrPermission, isNot: backend.ErrNotExist, mentions: []string{"s3://scripted/k", "s3:GetObject", "s3:ListBucket", "silt-test-key"}},
 		{name: "403 on HEAD names s3:GetObject", call: statPlain, status: 403, mentions: []string{"s3:GetObject"}},
-		{name: "403 on PUT names s3:PutObject", call: putPlain, status: 403, code: "AccessDenied", mentions: []string{`bucket "scripted"`, "s3:PutObject"}},
+		{name: "403 on PUT names s3:PutObject", call: putPlain, status: 403, code: "AccessDenied", is: backend.ErrPermission, mentions: []string{"s3://scripted/k", "s3:PutObject"}},
 		{name: "403 on DELETE names s3:DeleteObject", call: deletePlain, status: 403, code: "AccessDenied", mentions: []string{"s3:DeleteObject"}},
 		{name: "403 on LIST names s3:ListBucket", call: listAll, status: 403, code: "AccessDenied", mentions: []string{"s3:ListBucket"}},
 		{name: "301 names the region", call: getPlain, status: 301, code: "PermanentRedirect", mentions: []string{"another region", "us-east-1"}},
@@ -198,12 +208,7 @@ func TestBackend_Classify_ContextCanceledPassesThrough(t *testing.T) {
 // without answering, as a crashing proxy does.
 func TestBackend_Classify_ConnectionDropIsRetryable(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, _, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			t.Errorf("hijack: %v", err)
-			return
-		}
-		conn.Close()
+		silttest.ResetConnection(t, w)
 	}))
 	defer ts.Close()
 	b := openAt(t, ts.URL, s3.Config{Bucket: "scripted"})

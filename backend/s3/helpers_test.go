@@ -11,6 +11,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/s3"
 )
 
@@ -50,7 +51,7 @@ func (f *fake) bucket(t testing.TB) string {
 
 // openAt opens cfg against endpoint (a gofakes3 server, a scripted server
 // or a proxy), with path-style addressing and fixed credentials.
-func openAt(t testing.TB, endpoint string, cfg s3.Config) *s3.Backend {
+func openAt(t testing.TB, endpoint string, cfg s3.Config) backend.Backend {
 	t.Helper()
 	cfg.Endpoint = endpoint
 	cfg.UsePathStyle = true
@@ -61,11 +62,13 @@ func openAt(t testing.TB, endpoint string, cfg s3.Config) *s3.Backend {
 	if err != nil {
 		t.Fatalf("s3.New: %v", err)
 	}
-	return b
+	// As backend.Open returns it: the portable checks and the transport
+	// classification are part of every store.
+	return backend.Portable(b)
 }
 
 // open returns a backend on a fresh gofakes3 bucket.
-func (f *fake) open(t testing.TB, cfg s3.Config) *s3.Backend {
+func (f *fake) open(t testing.TB, cfg s3.Config) backend.Backend {
 	t.Helper()
 	if cfg.Bucket == "" {
 		cfg.Bucket = f.bucket(t)

@@ -20,10 +20,6 @@ func init() {
 	backend.Register(Scheme, openURL)
 }
 
-// DefaultPageSize is the page size List uses when ListOptions.PageSize is 0,
-// and the largest S3 serves.
-const DefaultPageSize = 1000
-
 // Backend is a bucket (or a prefix of one) on S3 or an S3-compatible store.
 // Create it with New or backend.Open.
 type Backend struct {
@@ -53,9 +49,6 @@ func (b *Backend) full(key string) *string { return aws.String(b.cfg.Prefix + ke
 
 // Get implements backend.Backend.
 func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
-	if err := backend.ValidateKey(key); err != nil {
-		return nil, backend.ObjectInfo{}, err
-	}
 	in := &s3api.GetObjectInput{Bucket: &b.cfg.Bucket, Key: b.full(key)}
 	if opts.IfMatch != "" {
 		in.IfMatch = aws.String(string(opts.IfMatch))
@@ -94,12 +87,6 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 // when it completes. ObjectInfo.ModTime is zero: S3 returns no time from
 // a write, and a local clock would be a guess.
 func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
-	if err := backend.ValidateKey(key); err != nil {
-		return backend.ObjectInfo{}, err
-	}
-	if cond.IfAbsent && cond.IfMatch != "" {
-		return backend.ObjectInfo{}, backend.Permanent("put", key, errors.New("Cond sets both IfAbsent and IfMatch"))
-	}
 	start, err := checkBody(body, size)
 	if err != nil {
 		return backend.ObjectInfo{}, backend.Permanent("put", key, err)
@@ -138,19 +125,11 @@ func condHeaders(cond backend.Cond) (ifNoneMatch, ifMatch *string) {
 }
 
 // Delete implements backend.Backend. A conditional delete needs
-// Capabilities().ConditionalDelete; without it the request would be sent
-// and, on a store that ignores If-Match, delete whatever is there.
+// Capabilities().ConditionalDelete, which backend.Portable enforces: on a
+// store that ignores If-Match the request would delete whatever is there.
 func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) error {
-	if err := backend.ValidateKey(key); err != nil {
-		return err
-	}
 	in := &s3api.DeleteObjectInput{Bucket: &b.cfg.Bucket, Key: b.full(key)}
-	switch {
-	case cond.IfAbsent:
-		return backend.Permanent("delete", key, fmt.Errorf("IfAbsent on delete: %w", backend.ErrNotSupported))
-	case cond.IfMatch != "" && b.cfg.DisableConditionalDelete:
-		return backend.Permanent("delete", key, fmt.Errorf("conditional delete disabled in Config: %w", backend.ErrNotSupported))
-	case cond.IfMatch != "":
+	if cond.IfMatch != "" {
 		in.IfMatch = aws.String(string(cond.IfMatch))
 	}
 	_, err := b.client.DeleteObject(ctx, in)
@@ -159,9 +138,6 @@ func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) err
 
 // Stat implements backend.Backend.
 func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, error) {
-	if err := backend.ValidateKey(key); err != nil {
-		return backend.ObjectInfo{}, err
-	}
 	out, err := b.client.HeadObject(ctx, &s3api.HeadObjectInput{Bucket: &b.cfg.Bucket, Key: b.full(key)})
 	if err != nil {
 		return backend.ObjectInfo{}, b.classify("stat", key, err)
@@ -177,14 +153,7 @@ func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, err
 // passed to fn: some stores (gofakes3) end a listing whose last page is
 // exactly full with an extra empty one.
 func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
-	if err := backend.ValidatePrefix(prefix); err != nil {
-		return err
-	}
-	size := opts.PageSize
-	if size <= 0 || size > DefaultPageSize {
-		size = DefaultPageSize
-	}
-	in := &s3api.ListObjectsV2Input{Bucket: &b.cfg.Bucket, Prefix: b.full(prefix), MaxKeys: aws.Int32(int32(size))}
+	in := &s3api.ListObjectsV2Input{Bucket: &b.cfg.Bucket, Prefix: b.full(prefix), MaxKeys: aws.Int32(int32(backend.PageSize(opts)))}
 	pages := s3api.NewListObjectsV2Paginator(b.client, in, func(o *s3api.ListObjectsV2PaginatorOptions) {
 		// A store that repeats a token would otherwise loop forever.
 		o.StopOnDuplicateToken = true
@@ -222,6 +191,15 @@ func (b *Backend) Capabilities() backend.Capabilities {
 		ConditionalDelete: !b.cfg.DisableConditionalDelete,
 		ListAfterWrite:    true,
 	}
+}
+
+// Endpoint names where requests go, for error messages.
+func (b *Backend) Endpoint() string {
+	ep := b.cfg.Endpoint
+	if ep == "" {
+		ep = "AWS (region " + b.region + ")"
+	}
+	return fmt.Sprintf("s3 endpoint %s, bucket %q", ep, b.cfg.Bucket)
 }
 
 // Close implements backend.Backend. The SDK client holds only idle

@@ -8,11 +8,6 @@
 //   - [Count] counts requests and body bytes per verb. The syncer wraps it
 //     around its backend for one operation to report what the operation
 //     cost; tests use its log to assert which keys were touched.
-//   - [Retry] owns transport failures: it resends requests that failed with
-//     a retryable [backend.Error], with jittered exponential backoff. It
-//     never resends a conditional write, because a timeout after sending
-//     leaves its outcome unknown and only the caller, by re-reading the
-//     version, can settle it.
 //   - [Latency] delays every request, so benchmarks against the in-memory
 //     store show the cost of round trips (10 ms each, say) rather than of
 //     CPU.
@@ -23,16 +18,18 @@
 //
 // # Order
 //
-// [Production] is the one place the production order is written: Retry
-// directly over the real store. Counting is per operation and sits outside
-// it, so counts are of requests the syncer asked for, not of resends.
+// The layers every production store gets (Retry, Timeout and the portable
+// checks) live in package backend, because [backend.Open] composes them
+// and this package imports backend; [backend.Production] is the one place
+// their order is written. Counting is per operation and sits outside that
+// stack, so counts are of requests the syncer asked for, not of resends.
 //
-// Latency and Faults are for tests and benchmarks only. They go between
-// Retry and the store, so that what they inject looks to Retry like the
+// Latency and Faults are for tests and benchmarks only. They go under the
+// production stack, so that what they inject looks to Retry like the
 // network misbehaving:
 //
 //	f := wrap.Faults(wrap.Latency(mem.New(), wrap.LatencyConfig{Delay: 10 * time.Millisecond}))
-//	b := wrap.Production(f, wrap.ProductionConfig{})
+//	b := backend.Production(f)
 //
 // Put a [Counting] directly over the store instead when a test needs the
 // requests that actually reached it, resends included.

@@ -1,20 +1,10 @@
 package wrap
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	"github.com/siltsync/silt/backend"
 )
-
-// RetryWithSleep is Retry with sleep in place of the timer, so tests run
-// without waiting and can see the backoffs chosen.
-func RetryWithSleep(b backend.Backend, cfg RetryConfig, sleep func(context.Context, time.Duration) error) backend.Backend {
-	r := Retry(b, cfg).(*retrying)
-	r.sleep = sleep
-	return r
-}
 
 // Layers names each layer of b from the outside in: a wrapper by its
 // constructor, anything else by its type.
@@ -22,8 +12,6 @@ func Layers(b backend.Backend) []string {
 	var names []string
 	for b != nil {
 		switch b.(type) {
-		case *retrying:
-			names = append(names, "Retry")
 		case *latency:
 			names = append(names, "Latency")
 		case *Faulty:

@@ -62,7 +62,7 @@ func enclosingCache(dir string) (string, bool) {
 
 // openURL opens a bucket URL, with a hint when it fails.
 func openURL(ctx context.Context, url string) (backend.Backend, error) {
-	b, err := backend.Open(ctx, url)
+	b, err := backend.Open(ctx, url, openOptions(ctx)...)
 	if err != nil {
 		return nil, withHint(fmt.Errorf("open %s: %w", url, err),
 			"check the URL; stores this silt knows: "+joinSchemes()+" (file:///abs/dir, s3://bucket/prefix, gs://bucket)")

@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	c.cmd = cmd
-	err := cmd.run(ctx, c, args[1:])
+	err := cmd.run(withCLI(ctx, c), c, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -106,6 +106,7 @@ func (c *cli) newFlags() *flag.FlagSet {
 	fs := flag.NewFlagSet("silt "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.BoolVar(&c.json, "json", false, "print exactly one JSON object on stdout")
+	timeoutFlag(fs, c)
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: silt %s [flags] %s\n\n%s\n\nFlags:\n", cmd.name, cmd.args, cmd.summary)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/siltsync/silt/syncer"
 )
@@ -15,6 +16,8 @@ type cli struct {
 	stdout io.Writer
 	stderr io.Writer
 	json   bool // --json: one JSON object on stdout, nothing else there
+	// timeout is --timeout: how long a store request may make no progress.
+	timeout time.Duration
 }
 
 // printf writes human output; with --json it writes nothing.

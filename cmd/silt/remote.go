@@ -12,7 +12,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/probe"
-	"github.com/siltsync/silt/conformance"
+	"github.com/siltsync/silt/conformance/check"
 	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
@@ -286,7 +286,7 @@ var conformanceCmd = &command{
 			Message string `json:"message,omitempty"`
 		}
 		results := []result{}
-		failed := conformance.RunLive(ctx, func() (backend.Backend, error) {
+		failed := check.RunLive(ctx, func() (backend.Backend, error) {
 			n++
 			return noClose{backend.Prefixed(b, fmt.Sprintf("%s%03d", scratch, n))}, nil
 		}, func(name string, passed, skipped bool, msg string) {

@@ -1,8 +1,7 @@
-package conformance
+package check
 
 import (
 	"errors"
-	"testing"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -10,13 +9,13 @@ import (
 // conditionalGetChecks cover GetOptions.IfNoneMatch, the conditional read a
 // caller uses to skip downloading an object it already holds. Every backend
 // must honour it: there is no capability to claim.
-var conditionalGetChecks = []check{
+var conditionalGetChecks = []Check{
 	{"Get_IfNoneMatchCurrentVersion_IsErrNotModified", checkGetIfNoneMatchCurrent},
 	{"Get_IfNoneMatchStaleVersion_ReturnsTheObject", checkGetIfNoneMatchStale},
 	{"Get_IfNoneMatchMissingKey_IsErrNotExist", checkGetIfNoneMatchMissing},
 }
 
-func checkGetIfNoneMatchCurrent(t testing.TB, b backend.Backend) {
+func checkGetIfNoneMatchCurrent(t T, b backend.Backend) {
 	data := body("ifnonematch-current", 300)
 	info := put(t, b, "k", data)
 	rc, _, err := b.Get(t.Context(), "k", backend.GetOptions{IfNoneMatch: info.Version})
@@ -35,7 +34,7 @@ func checkGetIfNoneMatchCurrent(t testing.TB, b backend.Backend) {
 	wantObject(t, b, "k", data, info.Version)
 }
 
-func checkGetIfNoneMatchStale(t testing.TB, b backend.Backend) {
+func checkGetIfNoneMatchStale(t T, b backend.Backend) {
 	old := put(t, b, "k", body("ifnonematch-old", 100))
 	newer := body("ifnonematch-new", 120)
 	cur := put(t, b, "k", newer)
@@ -52,7 +51,7 @@ func checkGetIfNoneMatchStale(t testing.TB, b backend.Backend) {
 	}
 }
 
-func checkGetIfNoneMatchMissing(t testing.TB, b backend.Backend) {
+func checkGetIfNoneMatchMissing(t T, b backend.Backend) {
 	gone := put(t, b, "k", body("ifnonematch-gone", 10))
 	if err := b.Delete(t.Context(), "k", backend.Cond{}); err != nil {
 		t.Fatalf("Delete: %v", err)

@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"errors"
@@ -6,14 +6,13 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
-	"testing"
 
 	"github.com/siltsync/silt/backend"
 )
 
 // createChecks cover Cond{IfAbsent}, which the lock and control plane build
 // on.
-var createChecks = []check{
+var createChecks = []Check{
 	{"Put_IfAbsent_CreatesMissingKey", checkCreateMissing},
 	{"Put_IfAbsent_SecondCreateFailsAndKeepsFirst", checkCreateTwice},
 	{"Put_IfAbsent_SixteenRacersOneWinner", checkCreateRace},
@@ -21,7 +20,7 @@ var createChecks = []check{
 }
 
 // casChecks cover Cond{IfMatch} on Put, which the index commit builds on.
-var casChecks = []check{
+var casChecks = []Check{
 	{"Put_IfMatchCurrentVersion_ReplacesAndReturnsNewVersion", checkCASCurrent},
 	{"Put_IfMatchWrongVersion_FailsAndKeepsObject", checkCASWrong},
 	{"Put_IfMatchStaleVersion_FailsAndKeepsObject", checkCASStale},
@@ -33,7 +32,7 @@ var casChecks = []check{
 
 // deleteChecks cover Cond{IfMatch} on Delete, which releases a lock only if
 // it is still ours.
-var deleteChecks = []check{
+var deleteChecks = []Check{
 	{"Delete_IfMatchCurrentVersion_Deletes", checkCondDeleteCurrent},
 	{"Delete_IfMatchWrongVersion_FailsAndKeepsObject", checkCondDeleteWrong},
 	{"Delete_IfMatchMissingKey_IsErrPrecondition", checkCondDeleteMissing},
@@ -43,7 +42,7 @@ var deleteChecks = []check{
 // racers is how many goroutines contend for one key in the race checks.
 const racers = 16
 
-func checkCreateMissing(t testing.TB, b backend.Backend) {
+func checkCreateMissing(t T, b backend.Backend) {
 	needCreate(t, b)
 	data := body("create", 64)
 	info, err := backend.PutBytes(t.Context(), b, "lock", data, backend.Cond{IfAbsent: true})
@@ -54,7 +53,7 @@ func checkCreateMissing(t testing.TB, b backend.Backend) {
 	wantObject(t, b, "lock", data, info.Version)
 }
 
-func checkCreateTwice(t testing.TB, b backend.Backend) {
+func checkCreateTwice(t T, b backend.Backend) {
 	needCreate(t, b)
 	first := body("create-first", 64)
 	info, err := backend.PutBytes(t.Context(), b, "lock", first, backend.Cond{IfAbsent: true})
@@ -84,7 +83,7 @@ type raceResult struct {
 
 // race runs racers concurrent Puts of distinct bodies to key under cond,
 // released together, and returns each racer's outcome.
-func race(t testing.TB, b backend.Backend, key string, cond backend.Cond) []raceResult {
+func race(t T, b backend.Backend, key string, cond backend.Cond) []raceResult {
 	t.Helper()
 	results := make([]raceResult, racers)
 	start := make(chan struct{})
@@ -104,7 +103,7 @@ func race(t testing.TB, b backend.Backend, key string, cond backend.Cond) []race
 
 // oneWinner checks that exactly one racer succeeded, that every other one
 // failed its precondition, and that the stored object is the winner's.
-func oneWinner(t testing.TB, b backend.Backend, key string, results []raceResult) {
+func oneWinner(t T, b backend.Backend, key string, results []raceResult) {
 	t.Helper()
 	winner := -1
 	for i, r := range results {
@@ -125,12 +124,12 @@ func oneWinner(t testing.TB, b backend.Backend, key string, results []raceResult
 	wantObject(t, b, key, w.data, w.info.Version)
 }
 
-func checkCreateRace(t testing.TB, b backend.Backend) {
+func checkCreateRace(t T, b backend.Backend) {
 	needCreate(t, b)
 	oneWinner(t, b, "lock", race(t, b, "lock", backend.Cond{IfAbsent: true}))
 }
 
-func checkCreateUnsupported(t testing.TB, b backend.Backend) {
+func checkCreateUnsupported(t T, b backend.Backend) {
 	if c := b.Capabilities(); c.AtomicCreate || c.ConditionalPut {
 		t.Skip("backend claims Capabilities().AtomicCreate or ConditionalPut; Put_IfAbsent_* checks cover it")
 	}
@@ -139,7 +138,7 @@ func checkCreateUnsupported(t testing.TB, b backend.Backend) {
 	wantAbsent(t, b, "lock")
 }
 
-func checkCASCurrent(t testing.TB, b backend.Backend) {
+func checkCASCurrent(t T, b backend.Backend) {
 	needConditionalPut(t, b)
 	old := put(t, b, "manifest", body("cas-old", 100))
 	data := body("cas-new", 120)
@@ -165,12 +164,12 @@ func checkCASCurrent(t testing.TB, b backend.Backend) {
 
 // wrongVersion returns a real version of another object with other content:
 // a token the backend can parse, which must still not match key.
-func wrongVersion(t testing.TB, b backend.Backend) backend.Version {
+func wrongVersion(t T, b backend.Backend) backend.Version {
 	t.Helper()
 	return put(t, b, "other-object", body("other-object", 100)).Version
 }
 
-func checkCASWrong(t testing.TB, b backend.Backend) {
+func checkCASWrong(t T, b backend.Backend) {
 	needConditionalPut(t, b)
 	data := body("cas-keep", 100)
 	cur := put(t, b, "manifest", data)
@@ -183,7 +182,7 @@ func checkCASWrong(t testing.TB, b backend.Backend) {
 	wantObject(t, b, "manifest", data, cur.Version)
 }
 
-func checkCASStale(t testing.TB, b backend.Backend) {
+func checkCASStale(t T, b backend.Backend) {
 	needConditionalPut(t, b)
 	stale := put(t, b, "manifest", body("cas-stale-1", 100))
 	data := body("cas-stale-2", 100)
@@ -196,7 +195,7 @@ func checkCASStale(t testing.TB, b backend.Backend) {
 	wantObject(t, b, "manifest", data, cur.Version)
 }
 
-func checkCASMissing(t testing.TB, b backend.Backend) {
+func checkCASMissing(t T, b backend.Backend) {
 	needConditionalPut(t, b)
 	gone := put(t, b, "manifest", body("cas-gone", 10))
 	if err := b.Delete(t.Context(), "manifest", backend.Cond{}); err != nil {
@@ -209,7 +208,7 @@ func checkCASMissing(t testing.TB, b backend.Backend) {
 	wantAbsent(t, b, "manifest")
 }
 
-func checkCASRace(t testing.TB, b backend.Backend) {
+func checkCASRace(t T, b backend.Backend) {
 	needConditionalPut(t, b)
 	base := put(t, b, "manifest", body("cas-race-base", 256))
 	oneWinner(t, b, "manifest", race(t, b, "manifest", backend.Cond{IfMatch: base.Version}))
@@ -230,7 +229,7 @@ const (
 // on ErrPrecondition read again. Each successful write must have read the
 // value the previous successful write stored, so the values written are
 // exactly 1..320, each once, and the final value is 320.
-func checkCASCounter(t testing.TB, b backend.Backend) {
+func checkCASCounter(t T, b backend.Backend) {
 	needConditionalPut(t, b)
 	const key = "counter"
 	put(t, b, key, []byte("0"))
@@ -281,7 +280,7 @@ func checkCASCounter(t testing.TB, b backend.Backend) {
 // increment adds one to the counter under key and returns the value it
 // wrote. A retryable error is treated like a lost race (re-read, try again):
 // S3's 409 ConditionalRequestConflict means the write was not applied.
-func increment(t testing.TB, b backend.Backend, key string, rng *rand.Rand) (int, error) {
+func increment(t T, b backend.Backend, key string, rng *rand.Rand) (int, error) {
 	ctx := t.Context()
 	for attempt := 1; attempt <= counterAttempts; attempt++ {
 		if attempt > 1 {
@@ -292,7 +291,7 @@ func increment(t testing.TB, b backend.Backend, key string, rng *rand.Rand) (int
 			continue
 		}
 		if err != nil {
-			return 0, fmt.Errorf("Get: %w", err)
+			return 0, fmt.Errorf("get: %w", err)
 		}
 		n, err := strconv.Atoi(string(data))
 		if err != nil {
@@ -311,7 +310,7 @@ func increment(t testing.TB, b backend.Backend, key string, rng *rand.Rand) (int
 	return 0, fmt.Errorf("no increment succeeded in %d attempts", counterAttempts)
 }
 
-func checkCASUnsupported(t testing.TB, b backend.Backend) {
+func checkCASUnsupported(t T, b backend.Backend) {
 	if b.Capabilities().ConditionalPut {
 		t.Skip("backend claims Capabilities().ConditionalPut; Put_IfMatch* checks cover it")
 	}
@@ -322,7 +321,7 @@ func checkCASUnsupported(t testing.TB, b backend.Backend) {
 	wantObject(t, b, "manifest", data, cur.Version)
 }
 
-func checkCondDeleteCurrent(t testing.TB, b backend.Backend) {
+func checkCondDeleteCurrent(t T, b backend.Backend) {
 	needConditionalDelete(t, b)
 	cur := put(t, b, "lock", body("del-current", 10))
 	if err := b.Delete(t.Context(), "lock", backend.Cond{IfMatch: cur.Version}); err != nil {
@@ -331,7 +330,7 @@ func checkCondDeleteCurrent(t testing.TB, b backend.Backend) {
 	wantAbsent(t, b, "lock")
 }
 
-func checkCondDeleteWrong(t testing.TB, b backend.Backend) {
+func checkCondDeleteWrong(t T, b backend.Backend) {
 	needConditionalDelete(t, b)
 	stale := put(t, b, "lock", body("del-stale", 10))
 	data := body("del-keep", 10)
@@ -343,7 +342,7 @@ func checkCondDeleteWrong(t testing.TB, b backend.Backend) {
 	wantObject(t, b, "lock", data, cur.Version)
 }
 
-func checkCondDeleteMissing(t testing.TB, b backend.Backend) {
+func checkCondDeleteMissing(t T, b backend.Backend) {
 	needConditionalDelete(t, b)
 	gone := put(t, b, "lock", body("del-gone", 10))
 	if err := b.Delete(t.Context(), "lock", backend.Cond{}); err != nil {
@@ -353,7 +352,7 @@ func checkCondDeleteMissing(t testing.TB, b backend.Backend) {
 	wantIs(t, "Delete(IfMatch) of a missing key", err, backend.ErrPrecondition)
 }
 
-func checkCondDeleteUnsupported(t testing.TB, b backend.Backend) {
+func checkCondDeleteUnsupported(t T, b backend.Backend) {
 	if b.Capabilities().ConditionalDelete {
 		t.Skip("backend claims Capabilities().ConditionalDelete; Delete_IfMatch* checks cover it")
 	}

@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"bytes"
@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"testing"
 
 	"github.com/siltsync/silt/backend"
 )
 
 // cancelChecks cover cancellation: a cancelled Put leaves the old object or
 // the whole new one, never a partial one, and a cancelled List stops.
-var cancelChecks = []check{
+var cancelChecks = []Check{
 	{"Put_CancelledContext_FailsAndStoresNothing", checkPutCancelledAbsent},
 	{"Put_CancelledContext_FailsAndKeepsOldObject", checkPutCancelledExisting},
 	{"Put_ContextCancelledMidBody_StoresNoPartialObject", checkPutCancelledMidBodyAbsent},
@@ -24,7 +23,7 @@ var cancelChecks = []check{
 }
 
 // cancelledContext returns a context that is already cancelled.
-func cancelledContext(t testing.TB) context.Context {
+func cancelledContext(t T) context.Context {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	return ctx
@@ -32,7 +31,7 @@ func cancelledContext(t testing.TB) context.Context {
 
 // wantCancelled checks that err reports the cancellation, so that callers
 // and wrap.Retry can tell it from a store failure with errors.Is.
-func wantCancelled(t testing.TB, what string, err error) {
+func wantCancelled(t T, what string, err error) {
 	t.Helper()
 	if err == nil {
 		t.Errorf("%s with a cancelled context succeeded", what)
@@ -44,13 +43,13 @@ func wantCancelled(t testing.TB, what string, err error) {
 	}
 }
 
-func checkPutCancelledAbsent(t testing.TB, b backend.Backend) {
+func checkPutCancelledAbsent(t T, b backend.Backend) {
 	_, err := backend.PutBytes(cancelledContext(t), b, "k", body("cancelled", 1000), backend.Cond{})
 	wantCancelled(t, "Put", err)
 	wantAbsent(t, b, "k")
 }
 
-func checkPutCancelledExisting(t testing.TB, b backend.Backend) {
+func checkPutCancelledExisting(t T, b backend.Backend) {
 	old := body("old", 1000)
 	info := put(t, b, "k", old)
 	_, err := backend.PutBytes(cancelledContext(t), b, "k", body("cancelled", 1000), backend.Cond{})
@@ -93,7 +92,7 @@ func (c *cancellingBody) Seek(offset int64, whence int) (int64, error) {
 
 // putCancelledMidBody writes data under key through a cancellingBody and
 // returns Put's error.
-func putCancelledMidBody(t testing.TB, b backend.Backend, key string, data []byte) error {
+func putCancelledMidBody(t T, b backend.Backend, key string, data []byte) error {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	_, err := b.Put(ctx, key, &cancellingBody{r: bytes.NewReader(data), cancel: cancel}, int64(len(data)), backend.Cond{})
@@ -103,7 +102,7 @@ func putCancelledMidBody(t testing.TB, b backend.Backend, key string, data []byt
 // wantOldOrNew checks the contract's promise for a cancelled Put: the key
 // holds old (nil: no object) or all of data, never anything else; and if Put
 // succeeded, it holds data.
-func wantOldOrNew(t testing.TB, b backend.Backend, key string, old, data []byte, putErr error) {
+func wantOldOrNew(t T, b backend.Backend, key string, old, data []byte, putErr error) {
 	t.Helper()
 	got, _, err := get(t.Context(), b, key, backend.GetOptions{})
 	switch {
@@ -124,13 +123,13 @@ func wantOldOrNew(t testing.TB, b backend.Backend, key string, old, data []byte,
 	}
 }
 
-func checkPutCancelledMidBodyAbsent(t testing.TB, b backend.Backend) {
+func checkPutCancelledMidBodyAbsent(t T, b backend.Backend) {
 	data := body("mid-body-new", midBodySize)
 	err := putCancelledMidBody(t, b, "k", data)
 	wantOldOrNew(t, b, "k", nil, data, err)
 }
 
-func checkPutCancelledMidBodyExisting(t testing.TB, b backend.Backend) {
+func checkPutCancelledMidBodyExisting(t T, b backend.Backend) {
 	old := body("mid-body-old", midBodySize)
 	put(t, b, "k", old)
 	data := body("mid-body-new", midBodySize)
@@ -138,7 +137,7 @@ func checkPutCancelledMidBodyExisting(t testing.TB, b backend.Backend) {
 	wantOldOrNew(t, b, "k", old, data, err)
 }
 
-func checkVerbsCancelled(t testing.TB, b backend.Backend) {
+func checkVerbsCancelled(t T, b backend.Backend) {
 	data := body("keep", 100)
 	info := put(t, b, "k", data)
 	ctx := cancelledContext(t)
@@ -160,7 +159,7 @@ func checkVerbsCancelled(t testing.TB, b backend.Backend) {
 	wantObject(t, b, "k", data, info.Version)
 }
 
-func checkListCancelledInCallback(t testing.TB, b backend.Backend) {
+func checkListCancelledInCallback(t T, b backend.Backend) {
 	needListAfterWrite(t, b)
 	for i := range 10 {
 		put(t, b, fmt.Sprintf("k%02d", i), body(fmt.Sprint(i), 5))

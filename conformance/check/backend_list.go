@@ -1,17 +1,16 @@
-package conformance
+package check
 
 import (
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"testing"
 
 	"github.com/siltsync/silt/backend"
 )
 
 // listChecks cover List: prefixes, pages and byte order.
-var listChecks = []check{
+var listChecks = []Check{
 	{"List_EmptyBackend_YieldsNothing", checkListEmptyBackend},
 	{"List_EmptyPrefix_ReturnsEveryObject", checkListEmptyPrefix},
 	{"List_NestedPrefixes_ReturnMatchingKeysOnly", checkListNestedPrefixes},
@@ -31,7 +30,7 @@ var listChecks = []check{
 // byte order (so no duplicates, within a page or across pages), and a
 // version on every object. Empty pages are allowed anywhere: some stores
 // answer the last continuation token with an empty page.
-func listAll(t testing.TB, b backend.Backend, prefix string, pageSize int) []backend.ObjectInfo {
+func listAll(t T, b backend.Backend, prefix string, pageSize int) []backend.ObjectInfo {
 	t.Helper()
 	var all []backend.ObjectInfo
 	err := b.List(t.Context(), prefix, backend.ListOptions{PageSize: pageSize}, func(page []backend.ObjectInfo) error {
@@ -59,14 +58,14 @@ func listAll(t testing.TB, b backend.Backend, prefix string, pageSize int) []bac
 }
 
 // wantKeys compares a listing's keys with want, which must be sorted.
-func wantKeys(t testing.TB, what string, got []backend.ObjectInfo, want []string) {
+func wantKeys(t T, what string, got []backend.ObjectInfo, want []string) {
 	t.Helper()
 	if keys := keysOf(got); !slices.Equal(keys, want) {
 		t.Errorf("%s = %s,\nwant %s", what, quoteAll(keys), quoteAll(want))
 	}
 }
 
-func putAll(t testing.TB, b backend.Backend, keys []string) map[string]backend.ObjectInfo {
+func putAll(t T, b backend.Backend, keys []string) map[string]backend.ObjectInfo {
 	t.Helper()
 	infos := make(map[string]backend.ObjectInfo, len(keys))
 	for _, k := range keys {
@@ -75,7 +74,7 @@ func putAll(t testing.TB, b backend.Backend, keys []string) map[string]backend.O
 	return infos
 }
 
-func checkListEmptyBackend(t testing.TB, b backend.Backend) {
+func checkListEmptyBackend(t T, b backend.Backend) {
 	wantKeys(t, `List("") of an empty backend`, listAll(t, b, "", 0), nil)
 	wantKeys(t, `List("a/") of an empty backend`, listAll(t, b, "a/", 0), nil)
 }
@@ -84,13 +83,13 @@ func checkListEmptyBackend(t testing.TB, b backend.Backend) {
 // another ("b" beside "b/a"), which a directory-backed store cannot hold.
 var tree = []string{"a/b/c", "a/b/d/e", "a/bc", "a/c", "ab", "b.txt", "b/a"}
 
-func checkListEmptyPrefix(t testing.TB, b backend.Backend) {
+func checkListEmptyPrefix(t T, b backend.Backend) {
 	needListAfterWrite(t, b)
 	putAll(t, b, tree)
 	wantKeys(t, `List("")`, listAll(t, b, "", 0), tree)
 }
 
-func checkListNestedPrefixes(t testing.TB, b backend.Backend) {
+func checkListNestedPrefixes(t T, b backend.Backend) {
 	needListAfterWrite(t, b)
 	putAll(t, b, tree)
 	for _, tc := range []struct {
@@ -108,7 +107,7 @@ func checkListNestedPrefixes(t testing.TB, b backend.Backend) {
 	}
 }
 
-func checkListPartialPrefixes(t testing.TB, b backend.Backend) {
+func checkListPartialPrefixes(t T, b backend.Backend) {
 	needListAfterWrite(t, b)
 	putAll(t, b, tree)
 	for _, tc := range []struct {
@@ -129,8 +128,8 @@ func checkListPartialPrefixes(t testing.TB, b backend.Backend) {
 
 // pagination lists twelve objects under one prefix with the given page size
 // (0: the backend's default), beside objects just outside the prefix.
-func pagination(pageSize int) func(testing.TB, backend.Backend) {
-	return func(t testing.TB, b backend.Backend) {
+func pagination(pageSize int) func(T, backend.Backend) {
+	return func(t T, b backend.Backend) {
 		needListAfterWrite(t, b)
 		var want []string
 		for i := range 12 {
@@ -153,7 +152,7 @@ var byteOrderKeys = []string{
 	"é", "\u00a0nbsp", "～", "😀",
 }
 
-func checkListByteOrder(t testing.TB, b backend.Backend) {
+func checkListByteOrder(t T, b backend.Backend) {
 	needListAfterWrite(t, b)
 	keys := append(slices.Clone(byteOrderKeys), specialKeys...)
 	putAll(t, b, keys)
@@ -162,7 +161,7 @@ func checkListByteOrder(t testing.TB, b backend.Backend) {
 	wantKeys(t, `List("")`, listAll(t, b, "", 0), keys)
 }
 
-func checkListInfo(t testing.TB, b backend.Backend) {
+func checkListInfo(t T, b backend.Backend) {
 	needListAfterWrite(t, b)
 	sizes := map[string]int{"empty": 0, "one": 1, "some": 1000}
 	infos := map[string]backend.ObjectInfo{}
@@ -190,7 +189,7 @@ func checkListInfo(t testing.TB, b backend.Backend) {
 	}
 }
 
-func checkListCallbackError(t testing.TB, b backend.Backend) {
+func checkListCallbackError(t T, b backend.Backend) {
 	needListAfterWrite(t, b)
 	for i := range 6 {
 		put(t, b, fmt.Sprintf("k%d", i), body(fmt.Sprint(i), 5))

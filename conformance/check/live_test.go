@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"context"
@@ -22,8 +22,8 @@ func runLiveOn(t *testing.T, ctx context.Context, newBackend func() (backend.Bac
 	failed := RunLive(ctx, newBackend, func(name string, passed, skipped bool, msg string) {
 		got = append(got, liveResult{name, passed, skipped, msg})
 	})
-	if len(got) != len(allChecks()) {
-		t.Fatalf("report called %d times, want once per check (%d)", len(got), len(allChecks()))
+	if len(got) != len(All()) {
+		t.Fatalf("report called %d times, want once per check (%d)", len(got), len(All()))
 	}
 	return failed, got
 }
@@ -37,9 +37,9 @@ func TestRunLive_Mem_PassesEveryCheckInOrder(t *testing.T) {
 			}
 		}
 	}
-	for i, c := range allChecks() {
-		if got[i].name != c.name {
-			t.Errorf("report %d is %q, want %q", i, got[i].name, c.name)
+	for i, c := range All() {
+		if got[i].name != c.Name {
+			t.Errorf("report %d is %q, want %q", i, got[i].name, c.Name)
 		}
 	}
 }
@@ -77,7 +77,7 @@ func TestRunLive_UnclaimedCapability_ReportsSkip(t *testing.T) {
 
 func TestRunLive_FactoryError_FailsEachCheck(t *testing.T) {
 	failed, got := runLiveOn(t, t.Context(), func() (backend.Backend, error) { return nil, errors.New("no credentials") })
-	if failed != len(allChecks()) {
+	if failed != len(All()) {
 		t.Errorf("failed = %d, want every check", failed)
 	}
 	if !strings.Contains(got[0].msg, "no credentials") {
@@ -89,7 +89,7 @@ func TestRunLive_CancelledContext_FailsRemainingChecks(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	failed, _ := runLiveOn(t, ctx, func() (backend.Backend, error) { return mem.New(), nil })
-	if failed != len(allChecks()) {
+	if failed != len(All()) {
 		t.Errorf("failed = %d after cancel, want every check", failed)
 	}
 }

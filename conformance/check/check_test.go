@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"bytes"
@@ -68,7 +68,7 @@ func (r *recorder) Skipped() bool {
 // end it with runtime.Goexit) and returns what it reported.
 func runCheck(t *testing.T, name string, b backend.Backend) *recorder {
 	t.Helper()
-	i := slices.IndexFunc(allChecks(), func(c check) bool { return c.name == name })
+	i := slices.IndexFunc(All(), func(c Check) bool { return c.Name == name })
 	if i < 0 {
 		t.Fatalf("no check named %q", name)
 	}
@@ -76,7 +76,7 @@ func runCheck(t *testing.T, name string, b backend.Backend) *recorder {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		allChecks()[i].run(r, b)
+		All()[i].Run(r, b)
 	}()
 	<-done
 	return r
@@ -85,22 +85,22 @@ func runCheck(t *testing.T, name string, b backend.Backend) *recorder {
 func TestChecks_Names_AreUniqueSentences(t *testing.T) {
 	sentence := regexp.MustCompile(`^[A-Z][A-Za-z0-9]*(_[A-Z][A-Za-z0-9]*){2}$`)
 	seen := map[string]bool{}
-	for _, c := range allChecks() {
-		if !sentence.MatchString(c.name) {
-			t.Errorf("check name %q is not Subject_Condition_Outcome", c.name)
+	for _, c := range All() {
+		if !sentence.MatchString(c.Name) {
+			t.Errorf("check name %q is not Subject_Condition_Outcome", c.Name)
 		}
-		if seen[c.name] {
-			t.Errorf("check name %q is used twice", c.name)
+		if seen[c.Name] {
+			t.Errorf("check name %q is used twice", c.Name)
 		}
-		seen[c.name] = true
+		seen[c.Name] = true
 	}
 }
 
 func TestChecks_Mem_PassesEveryCheck(t *testing.T) {
-	for _, c := range allChecks() {
-		r := runCheck(t, c.name, mem.New())
+	for _, c := range All() {
+		r := runCheck(t, c.Name, backend.Portable(mem.New()))
 		if r.Failed() {
-			t.Errorf("%s failed on mem: %s", c.name, strings.Join(r.msgs, "; "))
+			t.Errorf("%s failed on mem: %s", c.Name, strings.Join(r.msgs, "; "))
 		}
 	}
 }
@@ -246,6 +246,9 @@ func TestChecks_BrokenBackend_Fails(t *testing.T) {
 		{"List_PageSizeDoesNotDivideCount_EveryObjectOnce", ignoresPageSize{mem.New()}},
 		{"List_SpecialCharacterKeys_StrictByteOrder", sortsUTF16{mem.New()}},
 		{"Keys_Invalid_RejectedByEveryVerbBeforeIO", readsBodyFirst{mem.New()}},
+		// The bare driver, without backend.Portable, still takes
+		// IfAbsent with IfMatch as IfMatch.
+		{"Put_IfAbsentWithIfMatch_IsErrInvalidCondAndStoresNothing", mem.New()},
 	} {
 		if r := runCheck(t, tc.check, tc.b); !r.Failed() {
 			t.Errorf("%s passed on %T; it must fail", tc.check, tc.b)
@@ -315,6 +318,10 @@ func (b refusesConds) Delete(ctx context.Context, key string, cond backend.Cond)
 	return b.Backend.Delete(ctx, key, cond)
 }
 
-func TestRunBackend_BackendWithoutConditions_PassesWithSkips(t *testing.T) {
-	RunBackend(t, func(t *testing.T) backend.Backend { return refusesConds{mem.New()} })
+// TestAll_BackendWithoutConditions_PassesWithSkips runs every check as
+// conformance.RunBackend does: a *testing.T is a T.
+func TestAll_BackendWithoutConditions_PassesWithSkips(t *testing.T) {
+	for _, c := range All() {
+		t.Run(c.Name, func(t *testing.T) { c.Run(t, backend.Portable(refusesConds{mem.New()})) })
+	}
 }

@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -22,19 +21,19 @@ import (
 // returns the number of failed checks. Cancelling ctx fails the checks
 // still to run.
 func RunLive(ctx context.Context, newBackend func() (backend.Backend, error), report func(name string, passed, skipped bool, msg string)) (failed int) {
-	for _, c := range allChecks() {
+	for _, c := range All() {
 		passed, skipped, msg := runLive(ctx, c, newBackend)
 		if !passed {
 			failed++
 		}
-		report(c.name, passed, skipped, msg)
+		report(c.Name, passed, skipped, msg)
 	}
 	return failed
 }
 
 // runLive runs one check in its own goroutine, so that FailNow, Fatal and
 // Skip can end it with runtime.Goexit as they do under `go test`.
-func runLive(ctx context.Context, c check, newBackend func() (backend.Backend, error)) (passed, skipped bool, msg string) {
+func runLive(ctx context.Context, c Check, newBackend func() (backend.Backend, error)) (passed, skipped bool, msg string) {
 	if err := ctx.Err(); err != nil {
 		return false, false, err.Error()
 	}
@@ -43,7 +42,7 @@ func runLive(ctx context.Context, c check, newBackend func() (backend.Backend, e
 		return false, false, fmt.Sprintf("open backend: %v", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	lt := &liveT{name: c.name, ctx: cctx}
+	lt := &liveT{name: c.Name, ctx: cctx}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -52,7 +51,7 @@ func runLive(ctx context.Context, c check, newBackend func() (backend.Backend, e
 				lt.record(true, false, fmt.Sprintf("panic: %v", r))
 			}
 		}()
-		c.run(lt, b)
+		c.Run(lt, backend.Portable(b))
 	}()
 	<-done
 	cancel() // as testing does before running cleanups
@@ -65,12 +64,12 @@ func runLive(ctx context.Context, c check, newBackend func() (backend.Backend, e
 	return !lt.failed, lt.skipped && !lt.failed, strings.Join(lt.msgs, "; ")
 }
 
-// liveT is the testing.TB a check sees under RunLive. testing.TB has an
-// unexported method, so the interface is embedded (nil) and every method a
-// check may call is implemented here; calling any other panics, which
-// runLive reports as a failure.
+// liveT is the T a check sees under RunLive. It implements every method
+// of T, which the compiler checks, so no check can call a method that is
+// missing here.
+var _ T = (*liveT)(nil)
+
 type liveT struct {
-	testing.TB
 	name string
 	ctx  context.Context
 

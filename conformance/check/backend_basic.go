@@ -1,14 +1,13 @@
-package conformance
+package check
 
 import (
 	"errors"
-	"testing"
 
 	"github.com/siltsync/silt/backend"
 )
 
 // basicChecks cover the unconditional verbs and versions.
-var basicChecks = []check{
+var basicChecks = []Check{
 	{"Put_ThenGetAndStat_ReportTheSameVersion", checkPutGetStatSameVersion},
 	{"Put_EmptyObject_RoundTrips", checkPutEmpty},
 	{"Put_LargeObject_RoundTrips", checkPutLarge},
@@ -47,26 +46,26 @@ var specialKeys = []string{
 	"-dash-first",
 }
 
-func checkPutGetStatSameVersion(t testing.TB, b backend.Backend) {
+func checkPutGetStatSameVersion(t T, b backend.Backend) {
 	data := body("put-get-stat", 1000)
 	info := put(t, b, "dir/obj", data)
 	wantObject(t, b, "dir/obj", data, info.Version)
 }
 
-func checkPutEmpty(t testing.TB, b backend.Backend) {
+func checkPutEmpty(t T, b backend.Backend) {
 	info := put(t, b, "empty", []byte{})
 	wantObject(t, b, "empty", []byte{}, info.Version)
 }
 
 // checkPutLarge writes more than any single read or network buffer holds, so
 // a backend that stores only its first buffer is caught.
-func checkPutLarge(t testing.TB, b backend.Backend) {
+func checkPutLarge(t T, b backend.Backend) {
 	data := body("large", 1<<20+17)
 	info := put(t, b, "large", data)
 	wantObject(t, b, "large", data, info.Version)
 }
 
-func checkPutOverwrite(t testing.TB, b backend.Backend) {
+func checkPutOverwrite(t T, b backend.Backend) {
 	first := put(t, b, "k", body("overwrite-first", 100))
 	newer := body("overwrite-second", 50)
 	second := put(t, b, "k", newer)
@@ -76,7 +75,7 @@ func checkPutOverwrite(t testing.TB, b backend.Backend) {
 	wantObject(t, b, "k", newer, second.Version)
 }
 
-func checkGetMissing(t testing.TB, b backend.Backend) {
+func checkGetMissing(t T, b backend.Backend) {
 	put(t, b, "present", body("present", 10))
 	rc, _, err := b.Get(t.Context(), "absent", backend.GetOptions{})
 	if rc != nil {
@@ -89,7 +88,7 @@ func checkGetMissing(t testing.TB, b backend.Backend) {
 	}
 }
 
-func checkStatMissing(t testing.TB, b backend.Backend) {
+func checkStatMissing(t T, b backend.Backend) {
 	put(t, b, "present", body("present", 10))
 	_, err := b.Stat(t.Context(), "absent")
 	wantIs(t, `Stat("absent")`, err, backend.ErrNotExist)
@@ -101,7 +100,7 @@ func checkStatMissing(t testing.TB, b backend.Backend) {
 	wantIs(t, `Stat("pres") beside "present"`, err, backend.ErrNotExist)
 }
 
-func checkGetIfMatchCurrent(t testing.TB, b backend.Backend) {
+func checkGetIfMatchCurrent(t T, b backend.Backend) {
 	data := body("ifmatch-current", 300)
 	info := put(t, b, "k", data)
 	got, gi, err := get(t.Context(), b, "k", backend.GetOptions{IfMatch: info.Version})
@@ -117,7 +116,7 @@ func checkGetIfMatchCurrent(t testing.TB, b backend.Backend) {
 	}
 }
 
-func checkGetIfMatchStale(t testing.TB, b backend.Backend) {
+func checkGetIfMatchStale(t T, b backend.Backend) {
 	old := put(t, b, "k", body("stale-old", 100))
 	put(t, b, "k", body("stale-new", 100))
 	data, _, err := get(t.Context(), b, "k", backend.GetOptions{IfMatch: old.Version})
@@ -127,7 +126,7 @@ func checkGetIfMatchStale(t testing.TB, b backend.Backend) {
 	wantIs(t, "Get(IfMatch: stale version)", err, backend.ErrPrecondition)
 }
 
-func checkGetIfMatchMissing(t testing.TB, b backend.Backend) {
+func checkGetIfMatchMissing(t T, b backend.Backend) {
 	gone := put(t, b, "k", body("gone", 10))
 	if err := b.Delete(t.Context(), "k", backend.Cond{}); err != nil {
 		t.Fatalf("Delete: %v", err)
@@ -136,7 +135,7 @@ func checkGetIfMatchMissing(t testing.TB, b backend.Backend) {
 	wantIs(t, "Get(IfMatch) of a deleted key", err, backend.ErrPrecondition)
 }
 
-func checkDeleteExisting(t testing.TB, b backend.Backend) {
+func checkDeleteExisting(t T, b backend.Backend) {
 	put(t, b, "a/b", body("a/b", 10))
 	sibling := body("a/bc", 10)
 	sv := put(t, b, "a/bc", sibling)
@@ -147,7 +146,7 @@ func checkDeleteExisting(t testing.TB, b backend.Backend) {
 	wantObject(t, b, "a/bc", sibling, sv.Version)
 }
 
-func checkDeleteMissing(t testing.TB, b backend.Backend) {
+func checkDeleteMissing(t T, b backend.Backend) {
 	if err := b.Delete(t.Context(), "never-written", backend.Cond{}); err != nil {
 		t.Errorf("Delete of a missing key without a condition: %v, want success", err)
 	}
@@ -160,7 +159,7 @@ func checkDeleteMissing(t testing.TB, b backend.Backend) {
 	wantAbsent(t, b, "once")
 }
 
-func checkSpecialKeys(t testing.TB, b backend.Backend) {
+func checkSpecialKeys(t T, b backend.Backend) {
 	versions := map[string]backend.Version{}
 	for _, k := range specialKeys {
 		versions[k] = put(t, b, k, body(k, 40)).Version
@@ -178,18 +177,18 @@ func checkSpecialKeys(t testing.TB, b backend.Backend) {
 
 // checkCaseDistinct catches a store on a case-insensitive file system (the
 // default on macOS and Windows), where two keys would share one object.
-func checkCaseDistinct(t testing.TB, b backend.Backend) {
+func checkCaseDistinct(t T, b backend.Backend) {
 	checkDistinct(t, b, "Readme.md", "README.md")
 }
 
 // checkNormalisationDistinct catches a store that normalises Unicode (APFS,
 // some gateways): "é" as one code point and as e plus a combining accent are
 // different byte strings, so different keys.
-func checkNormalisationDistinct(t testing.TB, b backend.Backend) {
+func checkNormalisationDistinct(t T, b backend.Backend) {
 	checkDistinct(t, b, "caf\u00e9", "cafe\u0301")
 }
 
-func checkDistinct(t testing.TB, b backend.Backend, k1, k2 string) {
+func checkDistinct(t T, b backend.Backend, k1, k2 string) {
 	v1 := put(t, b, k1, body(k1, 20)).Version
 	v2 := put(t, b, k2, body(k2, 20)).Version
 	wantObject(t, b, k1, body(k1, 20), v1)

@@ -1,4 +1,4 @@
-package wrap_test
+package backend_test
 
 import (
 	"bytes"
@@ -44,16 +44,16 @@ type rig struct {
 	s *sleeps
 }
 
-func newRig(cfg wrap.RetryConfig) *rig {
+func newRig(cfg backend.RetryConfig) *rig {
 	g := &rig{m: mem.New(), s: &sleeps{}}
 	g.c = wrap.Count(g.m)
 	g.f = wrap.Faults(g.c)
-	g.r = wrap.RetryWithSleep(g.f, cfg, g.s.sleep)
+	g.r = backend.RetryWithSleep(g.f, cfg, g.s.sleep)
 	return g
 }
 
 func TestRetry_Put_RetriesUntilSuccessWithBodyRewound(t *testing.T) {
-	g := newRig(wrap.RetryConfig{})
+	g := newRig(backend.RetryConfig{})
 	// FailAfter makes the store consume the body each time, so only a
 	// rewind to the starting offset stores the right bytes.
 	g.f.Add(wrap.Rule{Verb: wrap.VerbPut, Times: 2, Mode: wrap.FailAfter})
@@ -81,7 +81,7 @@ func TestRetry_Put_RetriesUntilSuccessWithBodyRewound(t *testing.T) {
 
 func TestRetry_ExhaustsAttempts_ExactCount(t *testing.T) {
 	for _, attempts := range []int{0, 1, 2, 6} {
-		g := newRig(wrap.RetryConfig{Attempts: attempts})
+		g := newRig(backend.RetryConfig{Attempts: attempts})
 		put(t, g.m, "k", "v")
 		g.f.Add(wrap.Rule{Verb: wrap.VerbStat})
 		_, err := g.r.Stat(context.Background(), "k")
@@ -100,7 +100,7 @@ func TestRetry_ExhaustsAttempts_ExactCount(t *testing.T) {
 }
 
 func TestRetry_Backoff_FullJitterWithinCap(t *testing.T) {
-	g := newRig(wrap.RetryConfig{Attempts: 8, Base: 100 * time.Millisecond, Max: 500 * time.Millisecond})
+	g := newRig(backend.RetryConfig{Attempts: 8, Base: 100 * time.Millisecond, Max: 500 * time.Millisecond})
 	put(t, g.m, "k", "v")
 	g.f.Add(wrap.Rule{Verb: wrap.VerbStat})
 	_, _ = g.r.Stat(context.Background(), "k")
@@ -146,7 +146,7 @@ func TestRetry_NotRetryable_SentOnce(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := newRig(wrap.RetryConfig{})
+			g := newRig(backend.RetryConfig{})
 			put(t, g.m, "k", "v")
 			if tt.err != nil {
 				g.f.Add(wrap.Rule{Err: tt.err})
@@ -163,7 +163,7 @@ func TestRetry_NotRetryable_SentOnce(t *testing.T) {
 
 func TestRetry_ConditionalWrite_NotResent(t *testing.T) {
 	ctx := context.Background()
-	g := newRig(wrap.RetryConfig{})
+	g := newRig(backend.RetryConfig{})
 	v1 := put(t, g.m, "k", "v1")
 	// Ack lost: the write lands, and a resend would fail its own IfMatch.
 	g.f.Add(wrap.Rule{Verb: wrap.VerbCondPut, Mode: wrap.FailAfter})
@@ -196,7 +196,7 @@ func TestRetry_ContextCancelledBetweenAttempts_Stops(t *testing.T) {
 	f := wrap.Faults(m)
 	f.Add(wrap.Rule{Verb: wrap.VerbStat})
 	slept := 0
-	r := wrap.RetryWithSleep(f, wrap.RetryConfig{Attempts: 10}, func(ctx context.Context, _ time.Duration) error {
+	r := backend.RetryWithSleep(f, backend.RetryConfig{Attempts: 10}, func(ctx context.Context, _ time.Duration) error {
 		slept++
 		cancel()
 		return ctx.Err()
@@ -214,7 +214,7 @@ func TestRetry_ContextDoneDuringRealBackoff_ReturnsPromptly(t *testing.T) {
 	f := wrap.Faults(fill(t, 1))
 	f.Add(wrap.Rule{Verb: wrap.VerbStat})
 	// Hour-long backoffs and many attempts: only the deadline ends this.
-	r := wrap.Retry(f, wrap.RetryConfig{Attempts: 100, Base: time.Hour, Max: time.Hour})
+	r := backend.Retry(f, backend.RetryConfig{Attempts: 100, Base: time.Hour, Max: time.Hour})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := r.Stat(ctx, "d/k00"); !errors.Is(err, context.DeadlineExceeded) {
@@ -223,7 +223,7 @@ func TestRetry_ContextDoneDuringRealBackoff_ReturnsPromptly(t *testing.T) {
 }
 
 func TestRetry_Get_Retried(t *testing.T) {
-	g := newRig(wrap.RetryConfig{})
+	g := newRig(backend.RetryConfig{})
 	put(t, g.m, "k", "hello")
 	g.f.Add(wrap.Rule{Verb: wrap.VerbGet, Nth: 1, Mode: wrap.FailAfter})
 	if got := read(t, g.r, "k"); got != "hello" {
@@ -237,7 +237,7 @@ func TestRetry_Get_Retried(t *testing.T) {
 // TestRetry_Get_NotModifiedNotRetried: a conditional read of an unchanged
 // object is an answer, not a failure; resending it would get the same one.
 func TestRetry_Get_NotModifiedNotRetried(t *testing.T) {
-	g := newRig(wrap.RetryConfig{})
+	g := newRig(backend.RetryConfig{})
 	v := put(t, g.m, "k", "hello").Version
 	rc, _, err := g.r.Get(context.Background(), "k", backend.GetOptions{IfNoneMatch: v})
 	if rc != nil {
@@ -255,7 +255,7 @@ func TestRetry_Get_NotModifiedNotRetried(t *testing.T) {
 func TestRetry_List_RestartsOnlyBeforeFirstPage(t *testing.T) {
 	t.Run("first page fails", func(t *testing.T) {
 		f := wrap.Faults(fill(t, 7))
-		r := wrap.RetryWithSleep(f, wrap.RetryConfig{}, (&sleeps{}).sleep)
+		r := backend.RetryWithSleep(f, backend.RetryConfig{}, (&sleeps{}).sleep)
 		f.Add(wrap.Rule{Verb: wrap.VerbList, Nth: 1})
 		pages, keys, err := listPages(r, "d/", 3)
 		if err != nil || pages != 3 || keys != 7 || len(f.Requests()) != 4 {
@@ -264,7 +264,7 @@ func TestRetry_List_RestartsOnlyBeforeFirstPage(t *testing.T) {
 	})
 	t.Run("later page fails", func(t *testing.T) {
 		f := wrap.Faults(fill(t, 7))
-		r := wrap.RetryWithSleep(f, wrap.RetryConfig{}, (&sleeps{}).sleep)
+		r := backend.RetryWithSleep(f, backend.RetryConfig{}, (&sleeps{}).sleep)
 		f.Add(wrap.Rule{Verb: wrap.VerbList, Nth: 2})
 		pages, keys, err := listPages(r, "d/", 3)
 		wantRetryable(t, err, wrap.ErrInjected)
@@ -274,7 +274,7 @@ func TestRetry_List_RestartsOnlyBeforeFirstPage(t *testing.T) {
 	})
 	t.Run("fn error", func(t *testing.T) {
 		f := wrap.Faults(fill(t, 7))
-		r := wrap.RetryWithSleep(f, wrap.RetryConfig{}, (&sleeps{}).sleep)
+		r := backend.RetryWithSleep(f, backend.RetryConfig{}, (&sleeps{}).sleep)
 		mine := backend.Retryable("get", "x", errors.New("caller's own"))
 		err := r.List(context.Background(), "d/", backend.ListOptions{PageSize: 3}, func([]backend.ObjectInfo) error { return mine })
 		if err != mine || len(f.Requests()) != 1 {
@@ -289,8 +289,10 @@ type unseekable struct{ io.Reader }
 func (unseekable) Seek(int64, int) (int64, error) { return 0, errors.New("not seekable") }
 
 func TestRetry_Put_UnseekableBody_NotResent(t *testing.T) {
-	g := newRig(wrap.RetryConfig{})
-	g.f.Add(wrap.Rule{Verb: wrap.VerbPut})
+	g := newRig(backend.RetryConfig{})
+	// FailAfter: the store consumed the body, which cannot be rewound. (A
+	// body the store never touched is resent as it is.)
+	g.f.Add(wrap.Rule{Verb: wrap.VerbPut, Mode: wrap.FailAfter})
 	_, err := g.r.Put(context.Background(), "k", unseekable{bytes.NewReader([]byte("x"))}, 1, backend.Cond{})
 	wantRetryable(t, err, wrap.ErrInjected)
 	if got := len(g.f.Requests()); got != 1 || g.s.n() != 0 {

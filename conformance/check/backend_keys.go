@@ -1,4 +1,4 @@
-package conformance
+package check
 
 import (
 	"bytes"
@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"testing"
 
 	"github.com/siltsync/silt/backend"
 )
 
 // keyChecks cover key validation and the size argument of Put.
-var keyChecks = []check{
+var keyChecks = []Check{
 	{"Keys_Invalid_RejectedByEveryVerbBeforeIO", checkInvalidKeys},
 	{"List_InvalidPrefix_RejectedBeforeIO", checkInvalidPrefixes},
 	{"Put_BodyShorterThanSize_FailsAndStoresNothing", checkPutShortBody},
@@ -70,14 +69,14 @@ func (w *tripwire) Seek(offset int64, whence int) (int64, error) {
 }
 
 // wantInvalid checks that err is a key rejection.
-func wantInvalid(t testing.TB, what string, err error) {
+func wantInvalid(t T, what string, err error) {
 	t.Helper()
 	if !errors.Is(err, backend.ErrInvalidKey) {
 		t.Errorf("%s: err = %v, want errors.Is(err, backend.ErrInvalidKey)", what, err)
 	}
 }
 
-func checkInvalidKeys(t testing.TB, b backend.Backend) {
+func checkInvalidKeys(t T, b backend.Backend) {
 	ctx := t.Context()
 	for _, key := range invalidKeys {
 		rc, _, err := b.Get(ctx, key, backend.GetOptions{})
@@ -121,7 +120,7 @@ func checkInvalidKeys(t testing.TB, b backend.Backend) {
 	}
 }
 
-func checkInvalidPrefixes(t testing.TB, b backend.Backend) {
+func checkInvalidPrefixes(t T, b backend.Backend) {
 	put(t, b, "x", body("x", 3)) // so a listing that escaped would have something to show
 	for _, prefix := range invalidPrefixes {
 		calls := 0
@@ -139,7 +138,7 @@ func checkInvalidPrefixes(t testing.TB, b backend.Backend) {
 // checkPutShortBody passes a size larger than the body. A store that
 // trusted the size would hang or store a short object; the body ends early,
 // so the request can never complete and nothing may be stored.
-func checkPutShortBody(t testing.TB, b backend.Backend) {
+func checkPutShortBody(t T, b backend.Backend) {
 	data := body("short", 1000)
 	_, err := b.Put(t.Context(), "k", bytes.NewReader(data), int64(len(data))+1, backend.Cond{})
 	if err == nil {
@@ -155,7 +154,7 @@ func checkPutShortBody(t testing.TB, b backend.Backend) {
 // bytes from body", so storing exactly the first size bytes is conformant,
 // and so is rejecting the mismatch (an HTTP client sends size bytes before
 // it can notice more). Storing more than size bytes is not.
-func checkPutLongBody(t testing.TB, b backend.Backend) {
+func checkPutLongBody(t T, b backend.Backend) {
 	data := body("long", 1000)
 	const size = 600
 	info, err := b.Put(t.Context(), "k", bytes.NewReader(data), size, backend.Cond{})

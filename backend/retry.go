@@ -1,4 +1,4 @@
-package wrap
+package backend
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"time"
-
-	"github.com/siltsync/silt/backend"
 )
 
 // RetryConfig bounds [Retry]. Zero fields take the defaults.
@@ -24,7 +22,7 @@ type RetryConfig struct {
 }
 
 // Retry returns a backend that resends a request to b when it fails with an
-// error [backend.IsRetryable] accepts, waiting a random time between zero
+// error [IsRetryable] accepts, waiting a random time between zero
 // and min(Max, Base·2ⁱ) before resend i+1 ("full jitter", so that clients
 // throttled together do not come back together). Precondition failures,
 // missing keys, not-modified answers to GetOptions.IfNoneMatch and context
@@ -46,7 +44,7 @@ type RetryConfig struct {
 // of a concurrent writer's change. The error comes back still retryable;
 // the caller settles the outcome by re-reading the version, as the syncer's
 // commit loop does with the manifest.
-func Retry(b backend.Backend, cfg RetryConfig) backend.Backend {
+func Retry(b Backend, cfg RetryConfig) Backend {
 	if cfg.Attempts < 1 {
 		cfg.Attempts = 4
 	}
@@ -62,7 +60,7 @@ func Retry(b backend.Backend, cfg RetryConfig) backend.Backend {
 // retrying embeds the inner backend so Capabilities and Close pass through
 // untouched.
 type retrying struct {
-	backend.Backend
+	Backend
 	cfg RetryConfig
 	// sleep waits between attempts; tests replace it to run without
 	// waiting and to see the chosen backoffs.
@@ -70,7 +68,7 @@ type retrying struct {
 }
 
 // Unwrap returns the wrapped backend.
-func (r *retrying) Unwrap() backend.Backend { return r.Backend }
+func (r *retrying) Unwrap() Backend { return r.Backend }
 
 // backoff returns the wait before resend i+1 (i counts from 0).
 func (r *retrying) backoff(i int) time.Duration {
@@ -89,7 +87,7 @@ func (r *retrying) backoff(i int) time.Duration {
 func (r *retrying) do(ctx context.Context, send func() error, again func() error) error {
 	for i := 0; ; i++ {
 		err := send()
-		if err == nil || !backend.IsRetryable(err) || ctx.Err() != nil {
+		if err == nil || !IsRetryable(err) || ctx.Err() != nil {
 			return err
 		}
 		if i+1 >= r.cfg.Attempts {
@@ -112,74 +110,107 @@ func (r *retrying) do(ctx context.Context, send func() error, again func() error
 // unresolved marks a retryable failure of a conditional write that Retry
 // did not resend; it stays retryable for errors.As.
 func unresolved(err error) error {
-	if !backend.IsRetryable(err) {
+	if !IsRetryable(err) {
 		return err
 	}
 	return fmt.Errorf("conditional write not retried, outcome unknown: %w", err)
 }
 
-func (r *retrying) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
+func (r *retrying) Get(ctx context.Context, key string, opts GetOptions) (io.ReadCloser, ObjectInfo, error) {
 	var rc io.ReadCloser
-	var info backend.ObjectInfo
+	var info ObjectInfo
 	err := r.do(ctx, func() (err error) {
 		rc, info, err = r.Backend.Get(ctx, key, opts)
 		return err
 	}, nil)
 	if err != nil {
-		return nil, backend.ObjectInfo{}, err
+		return nil, ObjectInfo{}, err
 	}
 	return rc, info, nil
 }
 
-func (r *retrying) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
+func (r *retrying) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond Cond) (ObjectInfo, error) {
 	if !cond.IsZero() {
 		info, err := r.Backend.Put(ctx, key, body, size, cond)
 		return info, unresolved(err)
 	}
 	// The body need not start at offset 0; a resend must start where the
-	// first attempt did.
-	start, seekErr := body.Seek(0, io.SeekCurrent)
-	var info backend.ObjectInfo
+	// first attempt did. The start is taken when the store first touches
+	// the body, so a request refused before any I/O never seeks it.
+	rb := &rewindable{ReadSeeker: body}
+	var info ObjectInfo
 	err := r.do(ctx, func() (err error) {
-		info, err = r.Backend.Put(ctx, key, body, size, cond)
+		info, err = r.Backend.Put(ctx, key, rb, size, cond)
 		return err
-	}, func() error {
-		if seekErr != nil {
-			return seekErr
-		}
-		_, err := body.Seek(start, io.SeekStart)
-		return err
-	})
+	}, rb.rewind)
 	if err != nil {
-		return backend.ObjectInfo{}, err
+		return ObjectInfo{}, err
 	}
 	return info, nil
 }
 
-func (r *retrying) Delete(ctx context.Context, key string, cond backend.Cond) error {
+// rewindable records where a Put body stood when the store first read or
+// sought it, so a resend can start there again.
+type rewindable struct {
+	io.ReadSeeker
+	touched bool
+	start   int64
+	err     error
+}
+
+func (b *rewindable) mark() {
+	if !b.touched {
+		b.touched = true
+		b.start, b.err = b.ReadSeeker.Seek(0, io.SeekCurrent)
+	}
+}
+
+func (b *rewindable) Read(p []byte) (int, error) {
+	b.mark()
+	return b.ReadSeeker.Read(p)
+}
+
+func (b *rewindable) Seek(offset int64, whence int) (int64, error) {
+	b.mark()
+	return b.ReadSeeker.Seek(offset, whence)
+}
+
+// rewind readies the body for a resend, or says why it cannot be.
+func (b *rewindable) rewind() error {
+	switch {
+	case !b.touched:
+		return nil
+	case b.err != nil:
+		return b.err
+	}
+	_, err := b.ReadSeeker.Seek(b.start, io.SeekStart)
+	return err
+}
+
+func (r *retrying) Delete(ctx context.Context, key string, cond Cond) error {
 	if !cond.IsZero() {
 		return unresolved(r.Backend.Delete(ctx, key, cond))
 	}
 	return r.do(ctx, func() error { return r.Backend.Delete(ctx, key, cond) }, nil)
 }
 
-func (r *retrying) Stat(ctx context.Context, key string) (backend.ObjectInfo, error) {
-	var info backend.ObjectInfo
+func (r *retrying) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	var info ObjectInfo
 	err := r.do(ctx, func() (err error) {
 		info, err = r.Backend.Stat(ctx, key)
 		return err
 	}, nil)
 	if err != nil {
-		return backend.ObjectInfo{}, err
+		return ObjectInfo{}, err
 	}
 	return info, nil
 }
 
-func (r *retrying) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
+func (r *retrying) List(ctx context.Context, prefix string, opts ListOptions, fn func([]ObjectInfo) error) error {
 	delivered := false
 	var fnErr error
 	err := r.do(ctx, func() error {
-		return r.Backend.List(ctx, prefix, opts, func(page []backend.ObjectInfo) error {
+		return r.Backend.List(ctx, prefix, opts, func(page []ObjectInfo) error {
 			delivered = true
 			fnErr = fn(page)
 			return fnErr
@@ -199,3 +230,18 @@ func (r *retrying) List(ctx context.Context, prefix string, opts backend.ListOpt
 
 // errPagesDelivered explains why a failed List was not restarted.
 var errPagesDelivered = errors.New("listing already delivered pages")
+
+// wait blocks for d or until ctx is done.
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

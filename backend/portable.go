@@ -1,0 +1,257 @@
+package backend
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"syscall"
+)
+
+// DefaultPageSize is the page size List asks a store for when
+// ListOptions.PageSize is 0, and the largest it asks for (S3's and GCS's
+// limit), so every store pages alike.
+const DefaultPageSize = 1000
+
+// ErrInvalidCond is returned when a Cond or GetOptions combines conditions
+// that exclude each other (IfAbsent with IfMatch, IfMatch with
+// IfNoneMatch), or a Put states a negative size: the caller's bug, refused
+// before any I/O on every store alike.
+var ErrInvalidCond = errors.New("invalid condition")
+
+// Portable returns driver behind the checks every store shares, done once
+// here rather than in each driver (gocloud's blob.Bucket over
+// driver.Bucket is the model). Before any I/O it validates keys and
+// prefixes ([ValidateKey], [ValidatePrefix]), refuses contradictory
+// conditions ([ErrInvalidCond]) and conditions the driver's Capabilities
+// do not claim ([ErrNotSupported]), refuses a context that is already done
+// (returning its error), and fills ListOptions.PageSize. After the call it
+// classifies what the driver left unclassified with [ClassifyTransport],
+// Get bodies included. A driver therefore handles only what is its own:
+// its store's error codes, in one classify function.
+//
+// Portable of a Portable backend returns it unchanged.
+func Portable(driver Backend) Backend {
+	if p, ok := driver.(*portable); ok {
+		return p
+	}
+	return &portable{inner: driver}
+}
+
+type portable struct {
+	inner Backend
+}
+
+// Unwrap returns the driver.
+func (p *portable) Unwrap() Backend { return p.inner }
+
+func invalid(op, key, format string, args ...any) error {
+	return &Error{Op: op, Key: key, Err: fmt.Errorf("%w: %s", ErrInvalidCond, fmt.Sprintf(format, args...))}
+}
+
+func unsupported(op, key, what string) error {
+	return &Error{Op: op, Key: key, Err: fmt.Errorf("%s: %w", what, ErrNotSupported)}
+}
+
+func (p *portable) Get(ctx context.Context, key string, opts GetOptions) (io.ReadCloser, ObjectInfo, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, ObjectInfo{}, err
+	}
+	if opts.IfMatch != "" && opts.IfNoneMatch != "" {
+		return nil, ObjectInfo{}, invalid("get", key, "GetOptions sets both IfMatch and IfNoneMatch")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ObjectInfo{}, err
+	}
+	rc, info, err := p.inner.Get(ctx, key, opts)
+	if err != nil {
+		return nil, info, p.classify(ctx, "get", key, err)
+	}
+	return &portableBody{rc: rc, ctx: ctx, key: key, p: p}, info, nil
+}
+
+// portableBody classifies failures met while reading a Get body, so a
+// connection reset mid-download reads as one on every store.
+type portableBody struct {
+	p   *portable
+	rc  io.ReadCloser
+	ctx context.Context
+	key string
+}
+
+func (b *portableBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF {
+		err = b.p.classify(b.ctx, "get", b.key, err)
+	}
+	return n, err
+}
+
+func (b *portableBody) Close() error { return b.rc.Close() }
+
+func (p *portable) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond Cond) (ObjectInfo, error) {
+	if err := ValidateKey(key); err != nil {
+		return ObjectInfo{}, err
+	}
+	caps := p.inner.Capabilities()
+	switch {
+	case cond.IfAbsent && cond.IfMatch != "":
+		return ObjectInfo{}, invalid("put", key, "Cond sets both IfAbsent and IfMatch")
+	case size < 0:
+		return ObjectInfo{}, invalid("put", key, "negative size %d", size)
+	case cond.IfMatch != "" && !caps.ConditionalPut:
+		return ObjectInfo{}, unsupported("put", key, "Cond{IfMatch} on a store without ConditionalPut")
+	case cond.IfAbsent && !caps.ConditionalPut && !caps.AtomicCreate:
+		return ObjectInfo{}, unsupported("put", key, "Cond{IfAbsent} on a store without AtomicCreate")
+	}
+	if err := ctx.Err(); err != nil {
+		return ObjectInfo{}, err
+	}
+	info, err := p.inner.Put(ctx, key, body, size, cond)
+	return info, p.classify(ctx, "put", key, err)
+}
+
+func (p *portable) Delete(ctx context.Context, key string, cond Cond) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	switch {
+	case cond.IfAbsent:
+		return unsupported("delete", key, "IfAbsent on delete")
+	case cond.IfMatch != "" && !p.inner.Capabilities().ConditionalDelete:
+		return unsupported("delete", key, "Cond{IfMatch} on a store without ConditionalDelete")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return p.classify(ctx, "delete", key, p.inner.Delete(ctx, key, cond))
+}
+
+func (p *portable) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	if err := ValidateKey(key); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return ObjectInfo{}, err
+	}
+	info, err := p.inner.Stat(ctx, key)
+	return info, p.classify(ctx, "stat", key, err)
+}
+
+func (p *portable) List(ctx context.Context, prefix string, opts ListOptions, fn func([]ObjectInfo) error) error {
+	if err := ValidatePrefix(prefix); err != nil {
+		return err
+	}
+	opts.PageSize = PageSize(opts)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var fnErr error
+	err := p.inner.List(ctx, prefix, opts, func(page []ObjectInfo) error {
+		fnErr = fn(page)
+		return fnErr
+	})
+	if fnErr != nil && errors.Is(err, fnErr) {
+		return err // the caller's own error, as fn returned it
+	}
+	if err == nil {
+		// A driver that stopped paging because ctx ended must not
+		// report a complete listing.
+		err = ctx.Err()
+	}
+	return p.classify(ctx, "list", prefix, err)
+}
+
+// classify is ClassifyTransport naming the endpoint when the failure is
+// that it could not be reached, or that its TLS certificate was refused.
+func (p *portable) classify(ctx context.Context, op, key string, err error) error {
+	err = ClassifyTransport(ctx, op, key, err)
+	var be *Error
+	if !errors.As(err, &be) || be.Op != op || be.Key != key {
+		return err
+	}
+	switch {
+	case tlsFailure(be.Err):
+		be.Err = fmt.Errorf("%w with %s: %w (an untrusted or self-signed certificate, or an http:// server behind an https:// URL)", ErrTLS, EndpointOf(p.inner), be.Err)
+		be.Retryable = false
+	case be.Retryable && unreachable(be.Err):
+		be.Err = fmt.Errorf("%w: cannot connect to %s: %w", ErrUnreachable, EndpointOf(p.inner), be.Err)
+	}
+	return err
+}
+
+func (p *portable) Capabilities() Capabilities { return p.inner.Capabilities() }
+
+func (p *portable) Close() error { return p.inner.Close() }
+
+// ClassifyTransport is the one classifier of failures to exchange a request
+// at all, shared by every store. It returns err unchanged when it is nil,
+// already in the vocabulary (an [*Error], a [*KeyError], a sentinel of
+// this package), or a context error while ctx is done: the caller gave up,
+// and [Retry] must see exactly that. Network failures (a net.Error, a
+// url.Error, a connection reset, refused or broken, an unexpected EOF), and
+// a client-side timeout while ctx is still live, become a retryable
+// [*Error]. Anything else becomes a permanent one: nothing shows that
+// trying again helps.
+func ClassifyTransport(ctx context.Context, op, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var be *Error
+	var ke *KeyError
+	switch {
+	case errors.As(err, &be), errors.As(err, &ke),
+		errors.Is(err, ErrNotExist), errors.Is(err, ErrPrecondition), errors.Is(err, ErrNotModified),
+		errors.Is(err, ErrNotSupported), errors.Is(err, ErrInvalidCond):
+		return err
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return err
+	case transport(err):
+		return Retryable(op, key, err)
+	}
+	return Permanent(op, key, err)
+}
+
+// tlsFailure reports a failed TLS handshake: retrying cannot fix a
+// certificate.
+func tlsFailure(err error) bool {
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	var cv *tls.CertificateVerificationError
+	var rh tls.RecordHeaderError
+	return errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci) || errors.As(err, &cv) || errors.As(err, &rh)
+}
+
+// unreachable reports a failure to connect at all, as opposed to a
+// connection that broke.
+func unreachable(err error) bool {
+	var oe *net.OpError
+	var de *net.DNSError
+	return errors.As(err, &de) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) || (errors.As(err, &oe) && oe.Op == "dial" && !oe.Timeout())
+}
+
+// transport reports a failure to exchange a request and its response.
+func transport(err error) bool {
+	var ne net.Error
+	var ue *url.Error
+	return errors.As(err, &ne) || errors.As(err, &ue) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE)
+}
+
+// PageSize is the page size a List with opts asks the store for:
+// opts.PageSize within 1..DefaultPageSize, else DefaultPageSize. Portable
+// applies it; a driver calls it too when it may be used bare (tests).
+func PageSize(opts ListOptions) int {
+	if opts.PageSize <= 0 || opts.PageSize > DefaultPageSize {
+		return DefaultPageSize
+	}
+	return opts.PageSize
+}
