@@ -69,13 +69,15 @@ func backendSchemes() []string { return backend.Schemes() }
 type bound struct {
 	dir string
 	cfg binding
-	b   backend.Backend
-	s   *syncer.Syncer
+	b   backend.Backend // nil when a service owns the directory
+	s   engine
 }
 
 func (bd *bound) Close() {
 	bd.s.Close()
-	bd.b.Close()
+	if bd.b != nil {
+		bd.b.Close()
+	}
 }
 
 // openBound opens the cache directory dir through its binding, with a
@@ -84,6 +86,9 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 	cfg, err := readBinding(dir)
 	if err != nil {
 		return nil, err
+	}
+	if bd, err := openServed(ctx, dir, cfg); bd != nil || err != nil {
+		return bd, err
 	}
 	b, err := openURL(ctx, cfg.URL)
 	if err != nil {
