@@ -57,11 +57,8 @@ func Listen(ctx context.Context, dir string) (net.Listener, error) {
 		return nil, err
 	}
 	if _, err := os.Lstat(p); err == nil {
-		if c, err := dialSocket(ctx, p); err == nil {
-			info, err := c.Info(ctx)
-			if err == nil {
-				return nil, fmt.Errorf("%w (pid %d, socket %s)", ErrServed, info.PID, p)
-			}
+		if info, err := NewUnixClient(p).Info(ctx); err == nil {
+			return nil, fmt.Errorf("%w (pid %d, socket %s)", ErrServed, info.PID, p)
 		}
 		if err := os.Remove(p); err != nil {
 			return nil, fmt.Errorf("serve: remove stale socket: %w", err)
@@ -95,10 +92,7 @@ func Dial(ctx context.Context, dir string) (*Client, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	c, err := dialSocket(ctx, p)
-	if err != nil {
-		return nil, err
-	}
+	c := NewUnixClient(p)
 	if _, err := c.Info(ctx); err != nil {
 		var ne *net.OpError
 		if errors.As(err, &ne) && ne.Op == "dial" {
@@ -107,8 +101,4 @@ func Dial(ctx context.Context, dir string) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-func dialSocket(ctx context.Context, p string) (*Client, error) {
-	return NewUnixClient(p), nil
 }
