@@ -491,3 +491,27 @@ func TestJobTable_Progress_AttributesToTheRightJob(t *testing.T) {
 		t.Errorf("push: %+v", got)
 	}
 }
+
+// The server adds no lock of its own: while a pull is stuck on the store,
+// a request that needs neither the Syncer's turn nor a read is answered.
+func TestServer_Requests_RunWhileAnOperationIsInFlight(t *testing.T) {
+	store := &blocking{Backend: mem.New(), entered: make(chan struct{}, 1)}
+	st := start(t, store)
+	j, err := st.client.Start(t.Context(), "/v1/pull", PullRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-store.entered
+	if err := st.client.ControlPut(t.Context(), "runs/1", []byte("x")); err != nil {
+		t.Fatalf("control put during a pull: %v", err)
+	}
+	if info, err := st.client.Info(t.Context()); err != nil || info.API != APIVersion {
+		t.Fatalf("info during a pull: %+v, %v", info, err)
+	}
+	if got, err := st.client.Job(t.Context(), j.ID); err != nil || got.State != JobRunning {
+		t.Fatalf("the pull is not in flight any more: %+v, %v", got, err)
+	}
+	if _, err := st.client.Cancel(t.Context(), j.ID); err != nil {
+		t.Fatal(err)
+	}
+}

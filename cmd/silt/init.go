@@ -95,6 +95,13 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 		return nil, err
 	}
 	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress()})
+	if errors.Is(err, syncer.ErrBusy) {
+		// A silt serve that started while we waited owns it now.
+		if bd, serr := openServed(ctx, dir, cfg); bd != nil && serr == nil {
+			b.Close()
+			return bd, nil
+		}
+	}
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open cache %s: %w", dir, err)
