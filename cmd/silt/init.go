@@ -87,13 +87,15 @@ func backendSchemes() []string { return backend.Schemes() }
 type bound struct {
 	dir string
 	cfg binding
-	b   backend.Backend
-	s   *syncer.Syncer
+	b   backend.Backend // nil when a service owns the directory
+	s   engine
 }
 
 func (bd *bound) Close() {
 	bd.s.Close()
-	bd.b.Close()
+	if bd.b != nil {
+		bd.b.Close()
+	}
 }
 
 // openBound opens the cache directory dir through its binding, with a
@@ -103,11 +105,21 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bd, err := openServed(ctx, dir, cfg); bd != nil || err != nil {
+		return bd, err
+	}
 	b, err := openURL(ctx, cfg.URL)
 	if err != nil {
 		return nil, err
 	}
 	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress()})
+	if errors.Is(err, syncer.ErrBusy) {
+		// A silt serve that started while we waited owns it now.
+		if bd, serr := openServed(ctx, dir, cfg); bd != nil && serr == nil {
+			b.Close()
+			return bd, nil
+		}
+	}
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open cache %s: %w", dir, err)

@@ -1,0 +1,225 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/lock"
+	"github.com/siltsync/silt/syncer"
+)
+
+// LockPrefix is where lock objects live, relative to the namespace root:
+// the same place `silt lock` uses, so both see the same locks.
+const LockPrefix = syncer.InternalDir + "/locks/"
+
+// heldLease is a lock the service holds for a client. The lock package
+// heartbeats it; the client must heartbeat the service, or expiry releases
+// it, so a client that dies does not keep the lock beyond its TTL.
+type heldLease struct {
+	Lease
+	lease  *lock.Lease
+	cancel context.CancelFunc
+	expiry *time.Timer
+}
+
+func (s *Server) newLock(req LockRequest) (*lock.Lock, error) {
+	if err := backend.ValidateKey(req.Key); err != nil {
+		return nil, badRequest("lock key: %v", err)
+	}
+	if req.TTLMs < 0 || req.MaxWaitMs < -1 {
+		return nil, badRequest("ttlMs must not be negative, maxWaitMs not below -1")
+	}
+	maxWait := time.Duration(req.MaxWaitMs) * time.Millisecond
+	if req.MaxWaitMs == 0 {
+		maxWait = -1 // try once, as `silt lock acquire` without --wait
+	} else if req.MaxWaitMs < 0 {
+		maxWait = 0 // the lock package's default
+	}
+	return lock.New(s.root, LockPrefix+req.Key, lock.Options{TTL: time.Duration(req.TTLMs) * time.Millisecond, MaxWait: maxWait, Holder: req.Holder})
+}
+
+func (s *Server) handleLockAcquire(w http.ResponseWriter, r *http.Request) {
+	var req LockRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	l, err := s.newLock(req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ttl := time.Duration(req.TTLMs) * time.Millisecond
+	if ttl == 0 {
+		ttl = lock.DefaultTTL
+	}
+	s.run(w, r, "lock/acquire", "lock", req.Async, func(ctx context.Context) (any, error) {
+		// The lease must outlive this request: acquire on the server's
+		// context, abandoning the wait only if the request goes away.
+		lctx, cancel := context.WithCancel(s.base)
+		stop := context.AfterFunc(ctx, cancel)
+		le, err := l.Acquire(lctx)
+		if !stop() && err == nil {
+			// The request ended as the lock was taken: give it back.
+			err = errors.Join(ctx.Err(), le.Release(context.WithoutCancel(s.base)))
+		}
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		h := &heldLease{Lease: Lease{ID: rand.Text()[:20], Key: req.Key, Token: le.Token(), Nonce: le.Nonce(),
+			TTLMs: ttl.Milliseconds(), Held: true}, lease: le, cancel: cancel}
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			return nil, errors.Join(errUnavailable, s.dropLease(context.WithoutCancel(s.base), h))
+		}
+		s.leases[h.ID] = h
+		h.expiry = time.AfterFunc(ttl, func() { s.expire(h.ID) })
+		s.mu.Unlock()
+		return h.Lease, nil
+	})
+}
+
+// expire releases a lease whose client stopped heartbeating.
+func (s *Server) expire(id string) {
+	s.mu.Lock()
+	h, ok := s.leases[id]
+	delete(s.leases, id)
+	s.mu.Unlock()
+	if ok {
+		// Nobody is there to tell; a failed release lapses after the TTL.
+		_ = s.dropLease(s.base, h)
+	}
+}
+
+func (s *Server) dropLease(ctx context.Context, h *heldLease) error {
+	if h.expiry != nil {
+		h.expiry.Stop()
+	}
+	err := h.lease.Release(ctx)
+	h.cancel()
+	return err
+}
+
+func (s *Server) takeLease(id string, remove bool) (*heldLease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.leases[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: no lease %q (released, or expired without heartbeat)", errNotFound, id)
+	}
+	if remove {
+		delete(s.leases, id)
+	}
+	return h, nil
+}
+
+func (s *Server) handleLockRelease(w http.ResponseWriter, r *http.Request) {
+	var req LeaseRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.run(w, r, "lock/release", "lock", false, func(ctx context.Context) (any, error) {
+		h, err := s.takeLease(req.Lease, true)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.dropLease(ctx, h); err != nil {
+			return nil, err
+		}
+		out := h.Lease
+		out.Held = false
+		return out, nil
+	})
+}
+
+// handleLockHeartbeat proves the client alive and reports whether the
+// lease still holds; a lost lease is forgotten and answers lock_lost.
+func (s *Server) handleLockHeartbeat(w http.ResponseWriter, r *http.Request) {
+	var req LeaseRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.run(w, r, "lock/heartbeat", "lock", false, func(ctx context.Context) (any, error) {
+		h, err := s.takeLease(req.Lease, false)
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-h.lease.Lost():
+			s.mu.Lock()
+			delete(s.leases, h.ID)
+			s.mu.Unlock()
+			_ = s.dropLease(ctx, h) // lost: Release leaves the new holder alone
+			return nil, fmt.Errorf("lease of %s: %w", h.Key, lock.ErrLost)
+		default:
+		}
+		h.expiry.Reset(time.Duration(h.TTLMs) * time.Millisecond)
+		return h.Lease, nil
+	})
+}
+
+func (s *Server) handleLockInspect(w http.ResponseWriter, r *http.Request) {
+	var req LockRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	l, err := s.newLock(req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.run(w, r, "lock/inspect", "lock", false, func(ctx context.Context) (any, error) {
+		info, err := l.Inspect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return lockInfo(info), nil
+	})
+}
+
+func (s *Server) handleLockForceRelease(w http.ResponseWriter, r *http.Request) {
+	var req LockRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	l, err := s.newLock(req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Nonce == "" {
+		writeError(w, badRequest("force-release needs the holder's nonce"))
+		return
+	}
+	s.run(w, r, "lock/force-release", "lock", false, func(ctx context.Context) (any, error) {
+		ok, err := l.ForceRelease(ctx, req.Nonce)
+		return map[string]bool{"released": ok}, err
+	})
+}
+
+// releaseAll releases every lease the service holds (at shutdown).
+func (s *Server) releaseAll(ctx context.Context) error {
+	s.mu.Lock()
+	hs := make([]*heldLease, 0, len(s.leases))
+	for id, h := range s.leases {
+		hs = append(hs, h)
+		delete(s.leases, id)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, h := range hs {
+		errs = append(errs, s.dropLease(ctx, h))
+	}
+	return errors.Join(errs...)
+}

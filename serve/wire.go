@@ -1,0 +1,188 @@
+package serve
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/siltsync/silt/lock"
+	"github.com/siltsync/silt/syncer"
+)
+
+// APIVersion is the version of the JSON API; every path starts with
+// "/v{APIVersion}/". A change that breaks a client gets a new version.
+const APIVersion = 1
+
+// AsyncOption is embedded in every operation's request: with Async set the call
+// returns a Job at once (202) and the operation runs in the background.
+type AsyncOption struct {
+	Async bool `json:"async,omitempty"`
+}
+
+// PullRequest is the body of POST /v1/pull.
+type PullRequest struct {
+	AsyncOption
+	Scope        []string `json:"scope,omitempty"`
+	MetadataOnly bool     `json:"metadataOnly,omitempty"`
+}
+
+// PushRequest is the body of POST /v1/push and POST /v1/prepare.
+type PushRequest struct {
+	AsyncOption
+	// Paths are marked dirty before the push (as `silt push --path`).
+	Paths []string `json:"paths,omitempty"`
+	// All walks the whole cache (as `silt push` without --path).
+	All       bool          `json:"all,omitempty"`
+	MaxDelete int           `json:"maxDelete,omitempty"`
+	DryRun    bool          `json:"dryRun,omitempty"`
+	Fence     *syncer.Fence `json:"fence,omitempty"`
+}
+
+// PrepareResponse is the result of POST /v1/prepare.
+type PrepareResponse struct {
+	// Manifest is the prepared push, opaque; pass it to /v1/commit.
+	Manifest json.RawMessage `json:"manifest"`
+	// Files counts the files it would commit (written plus removed).
+	Files int          `json:"files"`
+	Stats syncer.Stats `json:"stats"`
+}
+
+// CommitRequest is the body of POST /v1/commit.
+type CommitRequest struct {
+	AsyncOption
+	Manifest json.RawMessage `json:"manifest"`
+	Fence    *syncer.Fence   `json:"fence,omitempty"`
+}
+
+// DirtyRequest is the body of POST /v1/dirty: mark paths, or everything.
+type DirtyRequest struct {
+	Paths []string `json:"paths,omitempty"`
+	All   bool     `json:"all,omitempty"`
+}
+
+// StatusRequest is the body of POST /v1/status.
+type StatusRequest struct {
+	AsyncOption
+	// Remote also asks the store whether the index moved (one request).
+	Remote bool `json:"remote,omitempty"`
+}
+
+// HydrateRequest is the body of POST /v1/hydrate.
+type HydrateRequest struct {
+	AsyncOption
+	Paths []string `json:"paths"`
+}
+
+// HydrateResponse is the result of POST /v1/hydrate: which paths had a
+// committed entry (and are now present), in request order.
+type HydrateResponse struct {
+	Found []bool       `json:"found"`
+	Stats syncer.Stats `json:"stats"`
+}
+
+// LockRequest is the body of POST /v1/lock/acquire and /v1/lock/inspect
+// and /v1/lock/force-release.
+type LockRequest struct {
+	AsyncOption
+	Key       string `json:"key"`
+	TTLMs     int64  `json:"ttlMs,omitempty"`
+	MaxWaitMs int64  `json:"maxWaitMs,omitempty"`
+	Holder    string `json:"holder,omitempty"`
+	Nonce     string `json:"nonce,omitempty"` // force-release only
+}
+
+// LeaseRequest is the body of POST /v1/lock/release and /v1/lock/heartbeat.
+type LeaseRequest struct {
+	Lease string `json:"lease"`
+}
+
+// Lease is a lock held by the service for a client. The service keeps the
+// lock alive; the client proves it is alive with /v1/lock/heartbeat at least
+// every TTLMs, or the service releases the lock for it.
+type Lease struct {
+	ID    string `json:"lease"`
+	Key   string `json:"key"`
+	Token uint64 `json:"token"`
+	Nonce string `json:"nonce"`
+	TTLMs int64  `json:"ttlMs"`
+	Held  bool   `json:"held"`
+}
+
+// LockInfo is the result of POST /v1/lock/inspect.
+type LockInfo struct {
+	Held       bool      `json:"held"`
+	Holder     string    `json:"holder,omitempty"`
+	Hostname   string    `json:"hostname,omitempty"`
+	PID        int       `json:"pid,omitempty"`
+	AcquiredAt time.Time `json:"acquiredAt,omitzero"`
+	TTLMs      int64     `json:"ttlMs,omitempty"`
+	Nonce      string    `json:"nonce,omitempty"`
+	Token      uint64    `json:"token,omitempty"`
+}
+
+func lockInfo(i *lock.Info) LockInfo {
+	if i == nil {
+		return LockInfo{}
+	}
+	return LockInfo{Held: true, Holder: i.Holder, Hostname: i.Hostname, PID: i.PID, AcquiredAt: i.AcquiredAt,
+		TTLMs: i.TTL.Milliseconds(), Nonce: i.Nonce, Token: i.Token}
+}
+
+// ControlRequest is the body of the /v1/control/* endpoints. Data is
+// base64 in JSON.
+type ControlRequest struct {
+	Key    string `json:"key,omitempty"`
+	Prefix string `json:"prefix,omitempty"`
+	Data   []byte `json:"data,omitempty"`
+}
+
+// ControlResponse is the result of the /v1/control/* endpoints; only the
+// fields of the call are set.
+type ControlResponse struct {
+	Data    []byte   `json:"data,omitempty"`
+	Created *bool    `json:"created,omitempty"`
+	Keys    []string `json:"keys,omitempty"`
+}
+
+// Info is the result of GET /v1/info.
+type Info struct {
+	API       int    `json:"api"`
+	Dir       string `json:"dir"`
+	Root      string `json:"root"`
+	Namespace string `json:"namespace,omitempty"`
+	PID       int    `json:"pid"`
+}
+
+// Job states.
+const (
+	JobRunning   = "running"
+	JobSucceeded = "succeeded"
+	JobFailed    = "failed"
+	JobCanceled  = "canceled"
+)
+
+// JobProgress counts the files (and their bytes) an operation transferred
+// so far, of the files it plans to transfer.
+type JobProgress struct {
+	Files      int   `json:"files"`
+	TotalFiles int   `json:"totalFiles"`
+	Bytes      int64 `json:"bytes"`
+}
+
+// Job is an operation started with "async": true, as GET /v1/jobs/{id}
+// reports it. Result holds the operation's response once it succeeded,
+// Error its error once it failed.
+type Job struct {
+	ID         string          `json:"id"`
+	Op         string          `json:"op"`
+	State      string          `json:"state"`
+	StartedAt  time.Time       `json:"startedAt"`
+	FinishedAt time.Time       `json:"finishedAt,omitzero"`
+	Progress   JobProgress     `json:"progress"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      *Error          `json:"error,omitempty"`
+}
+
+// errorBody is the JSON of every failed response.
+type errorBody struct {
+	Error *Error `json:"error"`
+}
