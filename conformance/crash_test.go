@@ -167,7 +167,7 @@ func runChild(t *testing.T, op, bucket, dir, file string, at int) bool {
 // crashWorld is one fresh bucket with a writer cache a and a reader cache r.
 type crashWorld struct {
 	bucket, a, r, file string
-	store             backend.Backend
+	store              backend.Backend
 }
 
 func newCrashWorld(t *testing.T) *crashWorld {
