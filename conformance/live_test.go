@@ -93,3 +93,20 @@ func TestRunLive_CancelledContext_FailsRemainingChecks(t *testing.T) {
 		t.Errorf("failed = %d after cancel, want every check", failed)
 	}
 }
+
+func TestRunLiveModel_Mem_BothModesPass(t *testing.T) {
+	var got []liveResult
+	failed := RunLiveModel(t.Context(), func() (backend.Backend, error) { return mem.New(), nil }, ModelBudget{Checks: 3, Steps: 10}, func(name string, passed, skipped bool, msg string) {
+		got = append(got, liveResult{name, passed, skipped, msg})
+	})
+	if failed != 0 || len(got) != 2 {
+		t.Fatalf("failed %d, reports %+v", failed, got)
+	}
+}
+
+func TestRunLiveModel_DroppedWrites_Fails(t *testing.T) {
+	failed := RunLiveModel(t.Context(), func() (backend.Backend, error) { return dropsCondWrites{mem.New()}, nil }, ModelBudget{Checks: 5, Steps: 10}, func(string, bool, bool, string) {})
+	if failed == 0 {
+		t.Error("the model passed on a backend that drops conditional writes")
+	}
+}

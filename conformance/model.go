@@ -74,6 +74,8 @@ func RunSyncerModel(t *testing.T, newBackend Factory, budget ModelBudget) {
 			runModel(t, func() backend.Backend { return newBackend(t) }, shared, budget)
 		})
 	}
+	f := Figures()
+	t.Logf("model totals in this process: %d sequences, %d steps, %d faults armed, %d fired, %d tolerated format-1 violations", f.Sequences, f.Steps, f.Faults, f.FaultsFired, f.Tolerated)
 }
 
 // modelTB is what the model needs of its test: rapid's TB plus cleanups
@@ -87,7 +89,8 @@ type modelTB interface {
 func runModel(t modelTB, newStore func() backend.Backend, shared bool, budget ModelBudget) {
 	t.Helper()
 	budget = budget.resolved()
-	withRapidBudget(budget, func() {
+	_, live := t.(*liveT)
+	withRapidBudget(budget, live, func() {
 		rapid.Check(t, func(rt *rapid.T) {
 			store := newStore()
 			if !store.Capabilities().ConditionalPut {
@@ -106,20 +109,27 @@ var rapidFlags sync.Mutex
 // withRapidBudget sets rapid's checks and steps for one run, unless they
 // were given on the command line or in rapid's environment variables. The
 // flags are process-wide, so model runs are serialised.
-func withRapidBudget(b ModelBudget, fn func()) {
+// A live run (the command line) writes no fail file into the working
+// directory.
+func withRapidBudget(b ModelBudget, live bool, fn func()) {
 	rapidFlags.Lock()
 	defer rapidFlags.Unlock()
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for name, v := range map[string]int{"rapid.checks": b.Checks, "rapid.steps": b.Steps} {
+	values := map[string]string{"rapid.checks": strconv.Itoa(b.Checks), "rapid.steps": strconv.Itoa(b.Steps)}
+	if live {
+		values["rapid.nofailfile"] = "true"
+		values["rapid.shrinktime"] = "5s"
+	}
+	for name, v := range values {
 		f := flag.Lookup(name)
 		env := "RAPID_" + strings.ToUpper(strings.TrimPrefix(name, "rapid."))
 		if _, inEnv := os.LookupEnv(env); f == nil || set[name] || inEnv {
 			continue
 		}
 		old := f.Value.String()
-		if err := f.Value.Set(strconv.Itoa(v)); err != nil {
-			panic(err) // an int flag accepts an int
+		if err := f.Value.Set(v); err != nil {
+			panic(err) // rapid's flags accept these values
 		}
 		defer func() { _ = f.Value.Set(old) }()
 	}

@@ -273,12 +273,19 @@ var conformanceCmd = &command{
 	name:    "conformance",
 	args:    "URL",
 	summary: "run the backend conformance suite against a live store, on a scratch prefix it removes",
-	example: "silt conformance file:///tmp/scratch-bucket\nsilt conformance s3://my-test-bucket?region=eu-west-1",
+	example: "silt conformance file:///tmp/scratch-bucket\nsilt conformance s3://my-test-bucket?region=eu-west-1\nsilt conformance --model file:///tmp/scratch-bucket",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
+		model := fs.Bool("model", false, "run the model-based syncer test (generated sequences, "+conformance.ModelBudgetEnv+"=N sequences per mode) instead of the backend checks")
 		pos, err := c.parse(fs, args, 1, 1)
 		if err != nil {
 			return err
+		}
+		run := conformance.RunLive
+		if *model {
+			run = func(ctx context.Context, nb func() (backend.Backend, error), report func(string, bool, bool, string)) int {
+				return conformance.RunLiveModel(ctx, nb, conformance.ModelBudget{}, report)
+			}
 		}
 		b, err := openURL(ctx, pos[0])
 		if err != nil {
@@ -294,7 +301,7 @@ var conformanceCmd = &command{
 			Message string `json:"message,omitempty"`
 		}
 		results := []result{}
-		failed := conformance.RunLive(ctx, func() (backend.Backend, error) {
+		failed := run(ctx, func() (backend.Backend, error) {
 			n++
 			return noClose{backend.Prefixed(b, fmt.Sprintf("%s%03d", scratch, n))}, nil
 		}, func(name string, passed, skipped bool, msg string) {
