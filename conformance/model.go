@@ -198,6 +198,7 @@ type modelRun struct {
 	committed snapshotView
 	history   []snapshotView // snapshots seen since the last GC
 	log       []string
+	tainted   bool // a format-1 violation was tolerated in this sequence
 }
 
 func newModelRun(t *rapid.T, store backend.Backend, shared bool) *modelRun {

