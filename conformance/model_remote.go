@@ -6,7 +6,6 @@ package conformance
 // a manifest history, PushOptions.Paths), only this file changes.
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -122,6 +121,3 @@ func pathsPushCovers(marks map[string]bool, paths []string) map[string]bool {
 // pathsPushMarks returns the marks a pushPaths(paths) call leaves pending
 // when it fails: with the format-1 body, the paths it marked.
 func pathsPushMarks(paths []string) []string { return paths }
-
-// contentOf returns the bytes of data as the model's content string.
-func contentOf(data []byte) string { return string(bytes.Clone(data)) }
