@@ -82,7 +82,7 @@
 // # Retries and timing
 //
 // The concurrent checks retry a write that fails with a retryable error (as
-// wrap.Retry would: S3 answers concurrent conditional writes with a
+// backend.Retry would: S3 answers concurrent conditional writes with a
 // retryable 409), and back off briefly between contended attempts. No check
 // sleeps to order events: each outcome must hold for every schedule, and
 // the suite passes under -race. Checks run sequentially, so a store's rate

@@ -267,16 +267,23 @@ func (s *Syncer) decideRemoved(o *op, p string, rec fileRecord, d dirtySet) (pul
 		return a, ""
 	}
 	sum, err := s.localSHA(p, lf, rec, true)
+	reason := ""
 	switch {
 	case err != nil:
-		return a, "deleted remotely; cannot read local file: " + err.Error()
+		reason = "deleted remotely; cannot read local file: " + err.Error()
 	case sum != rec.SHA256:
-		return a, "deleted remotely and changed locally"
+		reason = "deleted remotely and changed locally"
 	case d.marked(p):
-		return a, "deleted remotely and marked dirty locally"
+		reason = "deleted remotely and marked dirty locally"
+	default:
+		a.kind = pullRemove
+		return a, ""
 	}
-	a.kind = pullRemove
-	return a, ""
+	// The local copy stays, and so does its record: it is the evidence that
+	// this cache synced the version the peer deleted, so a later push of
+	// the copy is a conflict, never a silent re-creation.
+	a.kind = noAction
+	return a, reason
 }
 
 // localSHA returns the content hash of the local file, trusting the record

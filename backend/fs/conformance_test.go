@@ -18,3 +18,15 @@ func TestConformance(t *testing.T) {
 		return b
 	})
 }
+
+// TestSyncer_Model runs the model-based syncer test on directories as
+// buckets (a small budget; SILT_MODEL_BUDGET raises it).
+func TestSyncer_Model(t *testing.T) {
+	conformance.RunSyncerModel(t, func(t *testing.T) backend.Backend {
+		b, err := fs.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}, conformance.ModelBudget{Checks: 10, Steps: 15})
+}

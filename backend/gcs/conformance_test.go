@@ -90,3 +90,11 @@ func TestSyncer_Conformance(t *testing.T) {
 	e := newEmulator(t)
 	conformance.RunSyncer(t, func(t *testing.T) backend.Backend { return e.backend(t) })
 }
+
+// TestSyncer_Model runs the model-based syncer test through the GCS backend
+// against fake-gcs-server, a fresh bucket per sequence (a small budget;
+// SILT_MODEL_BUDGET raises it).
+func TestSyncer_Model(t *testing.T) {
+	e := newEmulator(t)
+	conformance.RunSyncerModel(t, func(t *testing.T) backend.Backend { return e.backend(t) }, conformance.ModelBudget{Checks: 8, Steps: 15})
+}

@@ -105,3 +105,9 @@ func TestOpen_BadURL_Fails(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncer_Model runs the model-based syncer test on the in-memory store
+// (a small budget; SILT_MODEL_BUDGET raises it).
+func TestSyncer_Model(t *testing.T) {
+	conformance.RunSyncerModel(t, func(t *testing.T) backend.Backend { return mem.New() }, conformance.ModelBudget{Checks: 10, Steps: 15})
+}

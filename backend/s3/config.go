@@ -72,7 +72,7 @@ type Config struct {
 	// raised to MinPartSize, and as needed to fit S3's 10,000-part limit.
 	PartSize int64
 	// MaxAttempts is the number of attempts the SDK makes per request;
-	// 0 means 1. silt retries in wrap.Retry, which knows which requests
+	// 0 means 1. silt retries in backend.Retry, which knows which requests
 	// are safe to repeat and shares one backoff budget; SDK retries
 	// underneath would multiply attempts and hide throttling from it.
 	MaxAttempts int

@@ -52,7 +52,7 @@
 //   - A cancelled or expired context is returned unchanged.
 //
 // The SDK makes one attempt per request (Config.MaxAttempts): retries
-// belong to wrap.Retry, which never repeats a precondition failure and
+// belong to backend.Retry, which never repeats a precondition failure and
 // shares one backoff budget across requests.
 //
 // # Emulators

@@ -170,7 +170,7 @@ func TestBackend_Classify_ScriptedStatuses(t *testing.T) {
 					t.Errorf("err = %q, want it to mention %q", err, m)
 				}
 			}
-			// One attempt per request: retries belong to wrap.Retry.
+			// One attempt per request: retries belong to backend.Retry.
 			// (A failed multipart upload adds its abort.)
 			if want := int64(1); !tc.multipart && srv.hits.Load() != want {
 				t.Errorf("server saw %d requests, want %d: the SDK retried", srv.hits.Load(), want)

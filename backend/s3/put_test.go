@@ -102,7 +102,7 @@ func checkMultipart(t *testing.T, b backend.Backend, strict bool) {
 }
 
 // TestBackend_Put_ShortBodyFailsBeforeSending: a body shorter than size is
-// the caller's bug, not a network failure for wrap.Retry to repeat.
+// the caller's bug, not a network failure for backend.Retry to repeat.
 func TestBackend_Put_ShortBodyFailsBeforeSending(t *testing.T) {
 	srv := &scripted{status: 500, code: "InternalError"}
 	ts := httptest.NewServer(srv)

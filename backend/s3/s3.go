@@ -229,7 +229,7 @@ func normalise(v backend.Version) backend.Version {
 
 // checkBody returns body's current offset and fails when fewer than size
 // bytes remain, which would otherwise surface as a transport error that
-// wrap.Retry retries.
+// backend.Retry retries.
 func checkBody(body io.ReadSeeker, size int64) (int64, error) {
 	if size < 0 {
 		return 0, fmt.Errorf("negative size %d", size)

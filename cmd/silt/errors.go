@@ -48,6 +48,12 @@ func withHint(err error, hint string) error {
 	return &hinted{err, hint}
 }
 
+// errReported carries the exit code of a child command that has already
+// printed its own result and error.
+type errReported struct{ code int }
+
+func (e errReported) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
 // classify returns an error's exit code and, when there is an obvious fix,
 // a hint. It goes by sentinel and type only, never by message.
 func classify(err error) (code int, hint string) {
@@ -99,6 +105,10 @@ func classify(err error) (code int, hint string) {
 func (c *cli) fail(err error) int {
 	if err == nil {
 		return exitOK
+	}
+	var er errReported
+	if errors.As(err, &er) {
+		return er.code // the child command printed its own result
 	}
 	code, hint := classify(err)
 	name := "silt"

@@ -265,12 +265,16 @@ var conformanceCmd = &command{
 	name:    "conformance",
 	args:    "URL",
 	summary: "run the backend conformance suite against a live store, on a scratch prefix it removes",
-	example: "silt conformance file:///tmp/scratch-bucket\nsilt conformance s3://my-test-bucket?region=eu-west-1",
+	example: "silt conformance file:///tmp/scratch-bucket\nsilt conformance s3://my-test-bucket?region=eu-west-1\nsilt conformance --model file:///tmp/scratch-bucket",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
+		model := fs.Bool("model", false, "run the model-based syncer test (generated sequences; SILT_MODEL_BUDGET=N sequences per mode) through silt-conformance, instead of the backend checks")
 		pos, err := c.parse(fs, args, 1, 1)
 		if err != nil {
 			return err
+		}
+		if *model {
+			return runModelConformance(ctx, c, pos[0])
 		}
 		b, err := openURL(ctx, pos[0])
 		if err != nil {

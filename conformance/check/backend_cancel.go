@@ -30,7 +30,7 @@ func cancelledContext(t T) context.Context {
 }
 
 // wantCancelled checks that err reports the cancellation, so that callers
-// and wrap.Retry can tell it from a store failure with errors.Is.
+// and backend.Retry can tell it from a store failure with errors.Is.
 func wantCancelled(t T, what string, err error) {
 	t.Helper()
 	if err == nil {

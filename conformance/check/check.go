@@ -195,7 +195,7 @@ func describe(data []byte) string {
 	return fmt.Sprintf("%d bytes starting %q", len(data), data[:16])
 }
 
-// putRetrying is Put as a caller behind wrap.Retry sees it: a retryable
+// putRetrying is Put as a caller behind backend.Retry sees it: a retryable
 // error (S3's 409 ConditionalRequestConflict between concurrent conditional
 // writes) is sent again, a few times. Only the concurrent checks use it; a
 // sequential check must not need a retry.

@@ -144,3 +144,11 @@ func (t *liveT) TempDir() string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
 }
+
+// RunOne runs one check outside `go test` exactly as RunLive runs each of
+// its own: in its own goroutine, with cleanups, on a backend behind
+// [backend.Portable]. Suites built on this package (the model-based
+// syncer test) use it to report live runs the same way.
+func RunOne(ctx context.Context, c Check, newBackend func() (backend.Backend, error)) (passed, skipped bool, msg string) {
+	return runLive(ctx, c, newBackend)
+}

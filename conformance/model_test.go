@@ -1,0 +1,27 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/fs"
+	"github.com/siltsync/silt/backend/mem"
+)
+
+// The fixed budget of `go test ./...`; SILT_MODEL_BUDGET=N raises the
+// sequences per mode (see RELIABILITY.md).
+var modelBudget = ModelBudget{Checks: 40, Steps: 20}
+
+func TestSyncerModel_Mem(t *testing.T) {
+	RunSyncerModel(t, func(t *testing.T) backend.Backend { return mem.New() }, modelBudget)
+}
+
+func TestSyncerModel_FS(t *testing.T) {
+	RunSyncerModel(t, func(t *testing.T) backend.Backend {
+		b, err := fs.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}, modelBudget)
+}
