@@ -191,3 +191,11 @@ func TestBackend_Endpoint_SyncerMultipart(t *testing.T) {
 	b := e.open(t, url.Values{"multipart_threshold": {fmt.Sprint(5 << 20)}, "part_size": {fmt.Sprint(5 << 20)}})
 	conformance.CheckSyncerLargeFile(t, b, 12<<20+12345)
 }
+
+// TestBackend_Endpoint_Model runs the model-based syncer test against the
+// endpoint (SILT_MODEL_BUDGET sequences per mode; .ci/run raises it for
+// versitygw).
+func TestBackend_Endpoint_Model(t *testing.T) {
+	e := endpointOrSkip(t)
+	conformance.RunSyncerModel(t, func(t *testing.T) backend.Backend { return e.open(t, nil) }, conformance.ModelBudget{Checks: 8, Steps: 15})
+}
