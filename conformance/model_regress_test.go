@@ -223,3 +223,37 @@ func TestModel_Regression_MetadataOnlyPullForgetsLocalDeletion(t *testing.T) {
 		}
 	})
 }
+
+// F10 (format 2, SILT_MODEL_BUDGET=1000): a file written where this cache
+// holds only a lazy (metadata-only) record, whose entry a peer then
+// deletes: the pull forgot the record and kept the file, so the next push
+// re-created the deleted path with no conflict.
+func TestModel_Regression_LazyRecordPushRecreatesPeerDeletion(t *testing.T) {
+	regress(t, "F10 push re-creates a file a peer deleted (file written over a lazy record)", func(t *testing.T, bk *bucket) {
+		ctx := context.Background()
+		a, b := bk.host(), bk.host()
+		a.writeMark(map[string]string{"data/t/1/raw": "a1"})
+		a.push()
+		if _, err := b.s.Pull(ctx, syncer.PullOptions{MetadataOnly: true}); err != nil {
+			t.Fatal(err)
+		}
+		b.write("data/t/1/raw", "b1") // lazy record, a local copy of other bytes, no mark
+		a.remove("data/t/1/raw")
+		a.mark("data/t/1/raw")
+		a.push()
+		st := b.pull()
+		if _, err := b.s.Push(ctx, syncer.PushOptions{All: true}); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := readSnapshot(ctx, bk.store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := snap.Entries["data/t/1/raw"]; ok {
+			t.Error("the peer's deletion was undone: data/t/1/raw is committed again")
+		}
+		if st.Files.Conflicts == 0 {
+			t.Error("the pull kept a changed local copy of a deleted file without reporting a conflict")
+		}
+	})
+}

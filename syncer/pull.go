@@ -258,15 +258,15 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 // a committed removal, the only evidence a pull acts on.
 func (s *Syncer) decideRemoved(o *op, p string, rec fileRecord, d dirtySet) (pullAction, string) {
 	a := pullAction{kind: pullForget, path: p}
-	if !rec.Hydrated {
-		return a, ""
-	}
 	lf, err := s.local.stat(p)
 	o.add(func(st *Stats) { st.Local.Examined++ })
 	if err != nil || !lf.exists {
 		return a, ""
 	}
-	sum, err := s.localSHA(p, lf, rec, true)
+	// A lazy record with a file in its place is judged by content like a
+	// hydrated one: forgetting the record would let the next push
+	// re-create what the peer deleted.
+	sum, err := s.localSHA(p, lf, rec, rec.Hydrated)
 	reason := ""
 	switch {
 	case err != nil:
