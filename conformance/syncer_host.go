@@ -217,11 +217,12 @@ func checkControlRecordsBypassTheIndex(t *testing.T, nb Factory) {
 }
 
 func checkVerifyHealthyStore(t *testing.T, nb Factory) {
-	for name, b := range map[string]backend.Backend{"mem": nb(t)} {
-		r := syncer.Verify(context.Background(), b)
-		if !r.Healthy {
-			t.Errorf("%s: %+v", name, r)
-		}
+	r, err := syncer.Verify(context.Background(), nb(t))
+	if err != nil || !r.Healthy {
+		t.Errorf("verify: %+v, %v", r, err)
+	}
+	if r.Race.Got != syncer.VerifyRacers*syncer.VerifyIncrements {
+		t.Errorf("verify ran no compare-and-swap race: %+v", r.Race)
 	}
 }
 

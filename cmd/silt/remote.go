@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
-	"github.com/siltsync/silt/backend/probe"
 	"github.com/siltsync/silt/conformance/check"
 	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
@@ -217,36 +216,27 @@ var verifyCmd = &command{
 			return err
 		}
 		defer b.Close()
-		snap, err := index.OpenSnapshot(ctx, root)
-		if err != nil {
-			return fmt.Errorf("verify %s: read the index: %w", pos[0], err)
-		}
-		scratch := syncer.InternalDir + "/probe/" + rand.Text()
-		rep, err := probe.Conditional(ctx, b, scratch)
+		r, err := syncer.Verify(ctx, root)
 		if err != nil {
 			return fmt.Errorf("verify %s: %w", pos[0], err)
 		}
-		caps := b.Capabilities()
-		problems := rep.Problems
-		switch {
-		case !caps.ConditionalPut && !caps.AtomicCreate:
-			problems = append(problems, "claims neither create-if-absent nor compare-and-swap")
-		case !caps.ConditionalPut:
-			problems = append(problems, "has no compare-and-swap (If-Match): silt push cannot commit to it")
-		}
-		out := map[string]any{"op": "verify", "url": pos[0], "ok": len(problems) == 0,
-			"if_none_match": rep.IfNoneMatch, "if_match": rep.IfMatch, "conditional_delete": rep.ConditionalDelete,
-			"latency_ms": float64(rep.Latency.Microseconds()) / 1000, "problems": append([]string{}, problems...),
-			"seq": snap.Manifest().Seq, "entries": snap.Manifest().Entries(), "capabilities": caps}
+		problems := r.Problems
+		out := map[string]any{"op": "verify", "url": pos[0], "ok": r.Healthy,
+			"if_none_match": r.Probe.IfNoneMatch, "if_match": r.Probe.IfMatch, "conditional_delete": r.Probe.ConditionalDelete,
+			"race": r.Race, "latency_ms": r.LatencyMs, "problems": problems,
+			"seq": r.Seq, "shards": r.Shards, "entries": r.Entries, "capabilities": b.Capabilities()}
 		if err := c.result(out, func() {
 			mark := map[bool]string{true: "ok  ", false: "FAIL"}
-			c.printf("%s reachable, index readable (seq %d, %d files)\n", mark[true], snap.Manifest().Seq, snap.Manifest().Entries())
-			c.printf("%s If-None-Match (create-if-absent)\n", mark[rep.IfNoneMatch])
-			c.printf("%s If-Match (compare-and-swap)\n", mark[rep.IfMatch])
-			if caps.ConditionalDelete {
-				c.printf("%s conditional delete\n", mark[rep.ConditionalDelete])
+			c.printf("%s reachable, index readable (seq %d, %d shards read, %d files)\n", mark[true], r.Seq, r.Shards, r.Entries)
+			c.printf("%s If-None-Match (create-if-absent)\n", mark[r.Probe.IfNoneMatch])
+			c.printf("%s If-Match (compare-and-swap)\n", mark[r.Probe.IfMatch])
+			if r.Race.Writers > 0 {
+				c.printf("%s %d writers racing on one key: %d of %d updates kept\n", mark[r.Race.OK()], r.Race.Writers, r.Race.Got, r.Race.Want)
 			}
-			c.printf("mean round trip %v\n", rep.Latency.Round(time.Microsecond))
+			if b.Capabilities().ConditionalDelete {
+				c.printf("%s conditional delete\n", mark[r.Probe.ConditionalDelete])
+			}
+			c.printf("mean round trip %v\n", r.Probe.Latency.Round(time.Microsecond))
 			for _, p := range problems {
 				c.printf("problem: %s\n", p)
 			}
