@@ -55,6 +55,9 @@ type RequestStats struct {
 	Stat   int64 `json:"stat"`
 }
 
+// Total is every request of the operation.
+func (r RequestStats) Total() int64 { return r.Get + r.Put + r.List + r.Delete + r.Stat }
+
 // LocalStats counts local work.
 type LocalStats struct {
 	Examined int `json:"examined"` // local files stat'ed
