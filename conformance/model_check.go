@@ -319,7 +319,10 @@ func (m *modelRun) doPull(c *mcache, scope []string, meta bool) opOut {
 			c.base[p] = r
 			delete(c.lazy(), p)
 			delete(c.unknown, p)
-		case xa == "" && r == "" && (xb != "" || !c.unknown[p] && c.base[p] == ""):
+		case xa == "" && r == "" && (xb != "" || !c.unknown[p] && c.base[p] == "" || !o.fired && o.err == nil):
+			// Absent on both sides after a clean pull that read p's shard:
+			// the engine drops its record (both deleted), so the next
+			// write of p is a new file.
 			delete(c.base, p)
 			delete(c.lazy(), p)
 			delete(c.unknown, p)

@@ -257,3 +257,39 @@ func TestModel_Regression_LazyRecordPushRecreatesPeerDeletion(t *testing.T) {
 		}
 	})
 }
+
+// F11 (format 2, SILT_MODEL_BUDGET=1000): a push whose deletion lost to a
+// peer's edit forgot its record ("the remote copy wins"); the user then put
+// the remote copy back by hand, a peer deleted the file, and the next push
+// re-created it as a new file, with no conflict.
+func TestModel_Regression_LostRemovalThenPeerDeletionRecreates(t *testing.T) {
+	regress(t, "F11 push re-creates a file a peer deleted after a lost removal", func(t *testing.T, bk *bucket) {
+		ctx := context.Background()
+		a, b := bk.host(), bk.host()
+		a.writeMark(map[string]string{"data/t/1/raw": "v1"})
+		a.push()
+		b.pull()
+		b.remove("data/t/1/raw")
+		b.mark("data/t/1/raw")
+		a.writeMark(map[string]string{"data/t/1/raw": "v2"})
+		a.push()
+		if st, err := b.s.Push(ctx, syncer.PushOptions{All: true}); err != nil || st.Files.Conflicts != 1 {
+			t.Fatalf("push of a deletion the peer's edit overtook: %v conflicts, %v", st.Conflicts, err)
+		}
+		b.write("data/t/1/raw", "v2") // the user takes the remote copy by hand
+		a.remove("data/t/1/raw")
+		a.mark("data/t/1/raw")
+		a.push()
+		b.pull()
+		if _, err := b.s.Push(ctx, syncer.PushOptions{All: true}); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := readSnapshot(ctx, bk.store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := snap.Entries["data/t/1/raw"]; ok {
+			t.Error("the peer's deletion was undone: data/t/1/raw is committed again")
+		}
+	})
+}

@@ -27,8 +27,7 @@ func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence 
 	}
 	for p := range pm.removals {
 		if res.skipped[p] {
-			pm.forget = append(pm.forget, p)
-			o.conflict(p, reasonRemovalMoved)
+			o.conflict(p, reasonRemovalMoved) // finishPush keeps its record, not hydrated
 			continue
 		}
 		o.add(func(st *Stats) { st.Files.Deleted++ })
@@ -55,7 +54,15 @@ func (s *Syncer) finishPush(pm *prepared, res *commitResult) error {
 					return err
 				}
 			}
-			for p := range pm.removals {
+			for p, sha := range pm.removals {
+				if res.skipped[p] {
+					// The entry moved on: the remote copy wins, and the
+					// record says what this cache had synced (see prepare).
+					if err := t.putFile(p, fileRecord{SHA256: sha}); err != nil {
+						return err
+					}
+					continue
+				}
 				if err := t.deleteFile(p); err != nil {
 					return err
 				}

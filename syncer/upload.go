@@ -106,7 +106,13 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 		case !inRemote:
 			pm.forget = append(pm.forget, r.path) // already gone
 		case e.SHA256 != r.rec.SHA256:
-			pm.forget = append(pm.forget, r.path)
+			// The remote copy wins: the next pull brings it. The record
+			// stays, not hydrated, as the evidence of what this cache
+			// synced, so a file that appears meanwhile is never mistaken
+			// for a new one (and re-created after a peer deletes it).
+			rec := r.rec
+			rec.Hydrated = false
+			pm.touch = append(pm.touch, pullDone{r.path, &rec})
 			o.conflict(r.path, reasonRemovalMoved)
 		default:
 			pm.removals[r.path] = e.SHA256
