@@ -145,6 +145,7 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 			return false, err
 		}
 		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += got.size })
+		o.change(Change{Path: p, Action: ActionDownload, Bytes: got.size})
 		return true, s.st.update(func(t stx) error {
 			return t.putFile(p, fileRecord{Size: got.size, SHA256: entry.SHA256, MtimeNs: got.mtimeNs, Hydrated: true, VerifiedNs: now()})
 		})

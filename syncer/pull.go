@@ -326,6 +326,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 			record(pullDone{a.path, &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Hydrated: true, VerifiedNs: now()}})
 		case pullLazy:
 			record(pullDone{a.path, &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256}})
+			o.change(Change{Path: a.path, Action: ActionLazy, Bytes: a.entry.Size})
 		case pullForget:
 			record(pullDone{a.path, nil})
 		case pullRemove:
@@ -344,6 +345,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 					return fmt.Errorf("pull %s: %w", a.path, err)
 				}
 				o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += lf.size })
+				o.change(Change{Path: a.path, Action: ActionDownload, Bytes: lf.size})
 				o.progress(a.path, lf.size, &moved, total)
 				record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now()}})
 				return nil
@@ -357,6 +359,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 			continue
 		}
 		o.add(func(st *Stats) { st.Files.Removed++ })
+		o.change(Change{Path: a.path, Action: ActionRemove})
 		record(pullDone{a.path, nil})
 	}
 	for _, a := range removes {

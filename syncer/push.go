@@ -131,7 +131,8 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 	refuse := func(p string, err error) {
 		lp.refused[p] = "refused: " + err.Error()
 	}
-	err := s.local.walk(root, refuse, func(p string, lf localFile) error {
+	skip := func(p, reason string) { o.change(Change{Path: p, Action: ActionSkip, Reason: reason}) }
+	err := s.local.walk(root, refuse, skip, func(p string, lf localFile) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -158,6 +159,12 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 	}
 	// Deletions need positive evidence: a file this cache held, now absent,
 	// under an explicit mark (or after the mark set overflowed).
+	removes := len(lp.removes)
+	defer func() {
+		if root != "" && len(seen) == 0 && len(lp.removes) == removes {
+			o.change(Change{Path: root, Action: ActionSkip, Reason: "matches no file in the cache and none this cache synced"})
+		}
+	}()
 	return t.filesIn(index.PrefixRange(root), func(p string, rec fileRecord) error {
 		if seen[p] || !under(p, root) || !rec.Hydrated || !(lp.d.overflow || lp.d.marked(p)) {
 			return nil

@@ -22,6 +22,10 @@ type Stats struct {
 	// Conflicts lists the paths counted in Files.Conflicts, each kept as
 	// the local copy has it.
 	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Changes lists each file's outcome in completion order, up to
+	// Config.MaxChanges; ChangesOmitted counts those past it.
+	Changes        []Change `json:"changes,omitempty"`
+	ChangesOmitted int      `json:"changes_omitted,omitempty"`
 	// Counts is the exact request accounting, conditional puts apart.
 	Counts wrap.Counts `json:"-"`
 }
@@ -119,6 +123,7 @@ func (o *op) conflict(p, reason string) {
 	defer o.mu.Unlock()
 	o.stats.Files.Conflicts++
 	o.stats.Conflicts = append(o.stats.Conflicts, Conflict{Path: p, Reason: reason})
+	o.changeLocked(Change{Path: p, Action: ActionConflict, Reason: reason})
 }
 
 func (o *op) add(fn func(st *Stats)) {

@@ -53,6 +53,13 @@ type Config struct {
 	// CommitLock serialises commits on stores without compare-and-swap
 	// (Capabilities().ConditionalPut false). Stores with it never need one.
 	CommitLock CommitLocker
+	// OnChange, when set, is called once per file an operation uploads,
+	// downloads, deletes, removes, skips or finds in conflict, in the
+	// order they complete. Calls come one at a time; it must return quickly.
+	OnChange func(Change)
+	// MaxChanges bounds Stats.Changes (the rest are counted in
+	// Stats.ChangesOmitted); 0 means DefaultMaxChanges, negative keeps none.
+	MaxChanges int
 }
 
 // Progress reports one finished transfer of a running operation.

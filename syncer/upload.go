@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -112,11 +113,23 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 			pm.removals[r.path] = e.SHA256
 		}
 	}
-	if opts.MaxDelete > 0 && len(pm.removals) > opts.MaxDelete {
+	tooMany := opts.MaxDelete > 0 && len(pm.removals) > opts.MaxDelete
+	if opts.DryRun {
+		// A dry run lists every planned action, past the guard too.
+		for _, u := range sends {
+			o.change(Change{Path: u.path, Action: ActionUpload, Bytes: u.local.size, DryRun: true})
+		}
+		for _, p := range slices.Sorted(maps.Keys(pm.removals)) {
+			o.change(Change{Path: p, Action: ActionDelete, DryRun: true})
+		}
+		if !tooMany {
+			o.add(func(st *Stats) { st.Files.Uploaded = len(sends); st.Files.Deleted = len(pm.removals) })
+		}
+	}
+	if tooMany {
 		return nil, fmt.Errorf("%w: %d planned, limit %d", ErrTooManyDeletes, len(pm.removals), opts.MaxDelete)
 	}
 	if opts.DryRun {
-		o.add(func(st *Stats) { st.Files.Uploaded = len(sends); st.Files.Deleted = len(pm.removals) })
 		return pm, nil
 	}
 	if err := s.uploadAll(ctx, o, pm, sends); err != nil {
@@ -208,8 +221,10 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 				}
 				if sent {
 					o.add(func(st *Stats) { st.Files.Uploaded++; st.Bytes.Up += u.local.size })
+					o.change(Change{Path: u.path, Action: ActionUpload, Bytes: u.local.size})
 				} else {
 					o.add(func(st *Stats) { st.Files.Deduplicated++ })
+					o.change(Change{Path: u.path, Action: ActionDedup, Bytes: u.local.size})
 				}
 				stored = true
 				uploader = u.path
@@ -225,6 +240,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 				}
 				if u.path != uploader {
 					o.add(func(st *Stats) { st.Files.Deduplicated++ })
+					o.change(Change{Path: u.path, Action: ActionDedup, Bytes: u.local.size})
 				}
 				pm.upserts[u.path] = index.Entry{Size: u.local.size, SHA256: u.sha}
 				pm.bases[u.path] = u.base()

@@ -107,7 +107,8 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress()})
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress(),
+		OnChange: c.onChange(), MaxChanges: c.maxChanges()})
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open cache %s: %w", dir, err)

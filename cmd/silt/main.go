@@ -50,7 +50,7 @@ func main() {
 
 // run executes one command line and returns its exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr}
+	c := &cli{stdout: stdout, stderr: stderr, jsonChanges: defaultJSONChanges}
 	if len(args) == 0 {
 		topUsage(stderr)
 		return exitUsage
@@ -106,6 +106,7 @@ func (c *cli) newFlags() *flag.FlagSet {
 	fs := flag.NewFlagSet("silt "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.BoolVar(&c.json, "json", false, "print exactly one JSON object on stdout")
+	fs.BoolVar(&c.verbose, "v", false, "verbose: one line per file uploaded, downloaded, deleted, removed, skipped or in conflict, on stderr")
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: silt %s [flags] %s\n\n%s\n\nFlags:\n", cmd.name, cmd.args, cmd.summary)

@@ -15,6 +15,10 @@ type cli struct {
 	stdout io.Writer
 	stderr io.Writer
 	json   bool // --json: one JSON object on stdout, nothing else there
+
+	verbose     bool // -v: one line per file on stderr
+	dryRun      bool // --dry-run: every planned change is listed
+	jsonChanges int  // --json-changes
 }
 
 // printf writes human output; with --json it writes nothing.
@@ -105,6 +109,8 @@ func sumStats(a, b syncer.Stats) syncer.Stats {
 	a.Local.Examined += b.Local.Examined
 	a.Phases = append(a.Phases, b.Phases...)
 	a.Conflicts = append(a.Conflicts, b.Conflicts...)
+	a.Changes = append(a.Changes, b.Changes...)
+	a.ChangesOmitted += b.ChangesOmitted
 	a.Ms += b.Ms
 	a.Seq = max(a.Seq, b.Seq)
 	return a

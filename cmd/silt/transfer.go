@@ -54,6 +54,7 @@ var pullCmd = &command{
 		var scope stringsFlag
 		fs.Var(&scope, "scope", "pull only this file or directory (repeatable)")
 		meta := fs.Bool("metadata-only", false, "record large payloads (data/**/raw) without downloading them; fetch with silt hydrate")
+		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
 		}
@@ -83,8 +84,10 @@ var pushCmd = &command{
 		dir := dirFlag(fs)
 		var paths stringsFlag
 		fs.Var(&paths, "path", "push only this file or directory (repeatable)")
-		dry := fs.Bool("dry-run", false, "report what the push would do, changing nothing")
+		fs.BoolVar(&c.dryRun, "dry-run", false, "list every change the push would make (past --max-delete too), changing nothing")
+		dry := &c.dryRun
 		maxDel := maxDeleteFlag(fs)
+		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
 		}
@@ -137,6 +140,7 @@ var syncCmd = &command{
 		fs := c.newFlags()
 		dir := dirFlag(fs)
 		maxDel := maxDeleteFlag(fs)
+		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
 		}
@@ -159,7 +163,7 @@ var syncCmd = &command{
 		}
 		total := sumStats(pulled, pushed)
 		out := map[string]any{"op": "sync", "seq": total.Seq, "pull": pulled, "push": pushed,
-			"files": total.Files, "bytes": total.Bytes, "requests": total.Requests, "local": total.Local, "ms": total.Ms}
+			"changes": total.Changes, "changes_omitted": total.ChangesOmitted, "files": total.Files, "bytes": total.Bytes, "requests": total.Requests, "local": total.Local, "ms": total.Ms}
 		if err := c.result(out, func() { c.printStats(pulled); c.printStats(pushed) }); err != nil {
 			return err
 		}
@@ -236,6 +240,7 @@ var hydrateCmd = &command{
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
+		c.changeFlags(fs)
 		paths, err := c.parse(fs, args, 1, -1)
 		if err != nil {
 			return err
