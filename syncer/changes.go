@@ -13,6 +13,7 @@ const (
 	ActionConflict Action = "conflict" // both sides changed; the local copy was kept
 	ActionSkip     Action = "skip"     // not synced, for Reason
 	ActionLazy     Action = "lazy"     // recorded without its bytes (MetadataOnly)
+	ActionResolve  Action = "resolve"  // a conflict settled by Resolve
 )
 
 // DefaultMaxChanges bounds Stats.Changes when Config.MaxChanges is zero.
@@ -39,6 +40,7 @@ func (o *op) change(c Change) {
 }
 
 func (o *op) changeLocked(c Change) {
+	o.settle(c)
 	limit := o.s.cfg.MaxChanges
 	if limit == 0 {
 		limit = DefaultMaxChanges

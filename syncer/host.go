@@ -60,6 +60,9 @@ type Status struct {
 	SeenSeq     uint64   `json:"seen_seq"`     // last manifest seq this cache read or wrote
 	RemoteSeq   uint64   `json:"remote_seq"`   // current remote seq (when asked)
 	RemoteMoved bool     `json:"remote_moved"` // RemoteSeq != SeenSeq
+	// Conflicts are the ones operations reported and nothing settled
+	// since (see Syncer.Resolve).
+	Conflicts []ConflictRecord `json:"conflicts"`
 }
 
 // Status reports the pending marks without touching a file and, with
@@ -81,6 +84,10 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 		return nil
 	})
 	slices.Sort(st.Dirty)
+	var err error
+	if st.Conflicts, err = s.conflicts(); err != nil {
+		return st, err
+	}
 	if remote {
 		snap, err := s.readManifest(ctx, s.begin("status").backend())
 		if err != nil {

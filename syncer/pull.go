@@ -39,8 +39,9 @@ func (s *Syncer) Pull(ctx context.Context, opts PullOptions) (Stats, error) {
 	}
 	defer s.mu.Unlock()
 	o := s.begin("pull")
+	o.scope = &sc
 	err = s.pullOnce(ctx, o, sc, opts)
-	return o.finish(), err
+	return o.end(err)
 }
 
 type pullKind int

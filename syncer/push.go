@@ -49,10 +49,10 @@ func (s *Syncer) Push(ctx context.Context, opts PushOptions) (Stats, error) {
 	o := s.begin("push")
 	pm, err := s.prepare(ctx, o, opts)
 	if err != nil || opts.DryRun {
-		return o.finish(), err
+		return o.end(err)
 	}
 	err = s.commitPrepared(ctx, o, pm, opts.Fence)
-	return o.finish(), err
+	return o.end(err)
 }
 
 // upload is one file to send: its content as hashed while planning.

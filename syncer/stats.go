@@ -86,6 +86,13 @@ type op struct {
 	phase time.Time
 	mu    sync.Mutex
 	stats Stats
+
+	// Remembered conflicts (resolve.go): paths that had one when the
+	// operation began, those it synced since, and a pull's scope.
+	pending map[string]bool
+	settled []string
+	scope   *scope
+	dryRun  bool
 }
 
 func (s *Syncer) begin(name string) *op {
@@ -93,7 +100,7 @@ func (s *Syncer) begin(name string) *op {
 	o := &op{s: s, b: wrap.Count(s.root), start: now, phase: now, stats: Stats{Op: name}}
 	// An operation that sends no request reports the last sequence this
 	// cache saw; one that reads or writes the manifest overwrites it.
-	_ = s.st.view(func(t stx) error { o.stats.Seq = t.metaUint(metaSeenSeq); return nil })
+	_ = s.st.view(func(t stx) error { o.stats.Seq = t.metaUint(metaSeenSeq); o.loadPending(t); return nil })
 	return o
 }
 

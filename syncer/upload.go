@@ -62,6 +62,7 @@ func (pm *prepared) normalize() *prepared {
 // prepare plans the push, checks it against the committed index and
 // uploads the data. It commits nothing.
 func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepared, error) {
+	o.dryRun = opts.DryRun
 	lp, err := s.planLocal(ctx, o, opts)
 	if err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		initCmd, pullCmd, pushCmd, syncCmd, statusCmd, hydrateCmd,
+		initCmd, pullCmd, pushCmd, syncCmd, statusCmd, resolveCmd, hydrateCmd,
 		verifyCmd, lockCmd, lsCmd, catCmd, logCmd, checkCmd, exportCmd, gcCmd, conformanceCmd, demoCmd, versionCmd,
 	}
 }

@@ -24,7 +24,7 @@ func conflicted(st syncer.Stats) error {
 	}
 	return &refusedError{
 		msg:  fmt.Sprintf("%d conflicts: kept the local copies (listed above)", st.Files.Conflicts),
-		hint: "pull, resolve each conflicting file, then push",
+		hint: "see them with silt status; settle each with silt resolve --keep-local|--take-remote PATH (or --all)",
 	}
 }
 
@@ -210,6 +210,12 @@ var statusCmd = &command{
 				c.printf("unpushed: %d to upload, %d to delete, %d conflicts\n", plan.Files.Uploaded, plan.Files.Deleted, plan.Files.Conflicts)
 				for _, cf := range plan.Conflicts {
 					c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
+				}
+			}
+			if len(st.Conflicts) > 0 {
+				c.printf("conflicts: %d (settle with silt resolve --keep-local|--take-remote PATH)\n", len(st.Conflicts))
+				for _, cf := range st.Conflicts {
+					c.printf("  %s: %s (%s at seq %d)\n", cf.Path, cf.Reason, cf.Op, cf.Seq)
 				}
 			}
 			c.printf("marked dirty: %d paths", len(st.Dirty))
