@@ -30,7 +30,7 @@ func readBinding(dir string) (binding, error) {
 	data, err := os.ReadFile(configPath(dir))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return binding{}, withHint(fmt.Errorf("%s is not a silt cache (no %s)", dir, configPath(dir)),
-			fmt.Sprintf("bind it to a bucket first: silt init --dir %s URL", dir))
+			fmt.Sprintf("run inside a cache (or pass --dir, or set %s), or bind this directory first: silt init --dir %s URL", envDir, dir))
 	}
 	if err != nil {
 		return binding{}, err
@@ -99,6 +99,7 @@ func (bd *bound) Close() {
 // openBound opens the cache directory dir through its binding, with a
 // progress bar when stderr is a terminal.
 func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
+	dir = c.findDir(dir)
 	cfg, err := readBinding(dir)
 	if err != nil {
 		return nil, err
@@ -118,7 +119,7 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 
 // dirFlag declares --dir.
 func dirFlag(fs *flag.FlagSet) *string {
-	return fs.String("dir", ".", "the cache directory")
+	return fs.String("dir", "", "the cache directory (default: $SILT_DIR, else the nearest directory at or above the working directory bound with silt init)")
 }
 
 // namespaceOf applies --namespace to a bucket: the namespace root.
@@ -148,6 +149,12 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	pos, err := c.parse(fs, args, 1, 1)
 	if err != nil {
 		return err
+	}
+	if *dir == "" {
+		// init never searches upward: that would bind the enclosing cache.
+		if *dir = os.Getenv(envDir); *dir == "" {
+			*dir = "."
+		}
 	}
 	cfg := binding{URL: pos[0], Namespace: *ns}
 	if cfg.Namespace != "" {

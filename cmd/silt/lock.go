@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/siltsync/silt/backend"
@@ -139,7 +140,11 @@ func infoJSON(i lock.Info) map[string]any {
 // lockRoot opens the bucket of --url, or of the cache --dir is bound to,
 // at its namespace root.
 func lockRoot(ctx context.Context, dir, url, ns string) (backend.Backend, backend.Backend, error) {
+	if url == "" && dir == "" {
+		url = os.Getenv(envRemote)
+	}
 	if url == "" {
+		dir = (&cli{}).findDir(dir)
 		cfg, err := readBinding(dir)
 		if err != nil {
 			return nil, nil, err

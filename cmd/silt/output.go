@@ -19,6 +19,8 @@ type cli struct {
 	verbose     bool // -v: one line per file on stderr
 	dryRun      bool // --dry-run: every planned change is listed
 	jsonChanges int  // --json-changes
+
+	cwd string // the working directory, when the cache was found above it
 }
 
 // printf writes human output; with --json it writes nothing.

@@ -48,6 +48,7 @@ func runResolve(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	defer bd.Close()
+	paths = c.cachePaths(bd.s.Root(), paths)
 	if *all {
 		st, err := bd.s.Status(ctx, false)
 		if err != nil {

@@ -63,9 +63,9 @@ var pullCmd = &command{
 			return err
 		}
 		defer bd.Close()
-		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: scope, MetadataOnly: *meta})
+		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: *meta})
 		if err != nil {
-			return fmt.Errorf("pull %s from %s: %w", *dir, bd.cfg.URL, err)
+			return fmt.Errorf("pull %s from %s: %w", bd.dir, bd.cfg.URL, err)
 		}
 		if err := c.result(st, func() { c.printStats(st) }); err != nil {
 			return err
@@ -100,7 +100,7 @@ var pushCmd = &command{
 			return err
 		}
 		defer bd.Close()
-		st, err := push(ctx, bd, paths, syncer.PushOptions{MaxDelete: md, DryRun: *dry})
+		st, err := push(ctx, bd, c.cachePaths(bd.s.Root(), paths), syncer.PushOptions{MaxDelete: md, DryRun: *dry})
 		if err != nil {
 			return err
 		}
@@ -155,7 +155,7 @@ var syncCmd = &command{
 		defer bd.Close()
 		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{})
 		if err != nil {
-			return fmt.Errorf("sync (pull) %s from %s: %w", *dir, bd.cfg.URL, err)
+			return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, bd.cfg.URL, err)
 		}
 		pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md})
 		if err != nil {
@@ -190,7 +190,7 @@ var statusCmd = &command{
 		defer bd.Close()
 		st, err := bd.s.Status(ctx, !*offline)
 		if err != nil {
-			return fmt.Errorf("status of %s: %w", *dir, err)
+			return fmt.Errorf("status of %s: %w", bd.dir, err)
 		}
 		out := map[string]any{"op": "status", "dir": bd.dir, "url": bd.cfg.URL, "status": st}
 		var plan *syncer.Stats
@@ -199,7 +199,7 @@ var statusCmd = &command{
 			// against the remote index.
 			p, err := bd.s.Push(ctx, syncer.PushOptions{DryRun: true, All: true})
 			if err != nil {
-				return fmt.Errorf("status of %s (planning a push): %w", *dir, err)
+				return fmt.Errorf("status of %s (planning a push): %w", bd.dir, err)
 			}
 			plan = &p
 			out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts}
@@ -257,11 +257,11 @@ var hydrateCmd = &command{
 		}
 		defer bd.Close()
 		total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
-		for _, p := range paths {
+		for _, p := range c.cachePaths(bd.s.Root(), paths) {
 			ok, st, err := bd.s.HydrateFile(ctx, p)
 			total = sumStats(total, st)
 			if err != nil {
-				return fmt.Errorf("hydrate %s in %s: %w", p, *dir, err)
+				return fmt.Errorf("hydrate %s in %s: %w", p, bd.dir, err)
 			}
 			if !ok {
 				return withHint(fmt.Errorf("hydrate %s: no committed entry in %s", p, bd.cfg.URL),
