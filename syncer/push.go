@@ -140,6 +140,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 		o.add(func(st *Stats) { st.Local.Examined++ })
 		rec, hasRec := t.file(p)
 		if hasRec && rec.unchanged(lf) {
+			o.add(func(st *Stats) { st.Files.Unchanged++ })
 			return nil // unchanged since this machine verified it
 		}
 		sum, hashed, err := s.local.hash(p)
@@ -149,6 +150,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 		if hasRec && rec.Hydrated && sum == rec.SHA256 {
 			rec.MtimeNs, rec.Size, rec.VerifiedNs = hashed.mtimeNs, hashed.size, now()
 			lp.touch = append(lp.touch, pullDone{p, &rec})
+			o.add(func(st *Stats) { st.Files.Unchanged++ })
 			return nil
 		}
 		lp.uploads = append(lp.uploads, upload{path: p, sha: sum, local: hashed, rec: rec, hasRec: hasRec})

@@ -41,10 +41,40 @@ func init() {
 	}
 }
 
+// Exit codes of a run cut short by a signal: 128 + its number, as shells
+// report it.
+const (
+	exitSIGINT  = 130
+	exitSIGTERM = 143
+)
+
+// signalCause is the cause of the context of a run cut short by a signal.
+type signalCause struct {
+	name string
+	code int
+}
+
+func (s *signalCause) Error() string { return s.name }
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig, more := <-sigs
+		if !more {
+			return
+		}
+		cause := &signalCause{"SIGINT", exitSIGINT}
+		if sig == syscall.SIGTERM {
+			cause = &signalCause{"SIGTERM", exitSIGTERM}
+		}
+		signal.Stop(sigs) // a second signal kills at once, as users expect
+		cancel(cause)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
+	cancel(nil)
 	os.Exit(code)
 }
 
@@ -78,6 +108,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	err := cmd.run(ctx, c, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
+	}
+	if sc := (*signalCause)(nil); err != nil && errors.As(context.Cause(ctx), &sc) {
+		c.signal = sc
+	}
+	if err == nil && c.json {
+		err = c.flushJSON(nil)
 	}
 	return c.fail(err)
 }

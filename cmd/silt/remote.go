@@ -314,13 +314,9 @@ var conformanceCmd = &command{
 			c.printf("\n")
 		})
 		cleanErr := removePrefix(context.WithoutCancel(ctx), b, scratch)
-		if c.json {
-			if err := c.printJSON(map[string]any{"op": "conformance", "url": pos[0], "checks": results, "failed": failed}); err != nil {
-				return err
-			}
-		} else {
+		_ = c.result(map[string]any{"op": "conformance", "url": pos[0], "checks": results, "failed": failed}, func() {
 			c.printf("%d checks, %d failed\n", len(results), failed)
-		}
+		})
 		if cleanErr != nil {
 			return fmt.Errorf("conformance %s: clean up %s: %w", pos[0], scratch, cleanErr)
 		}

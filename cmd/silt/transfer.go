@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/siltsync/silt/syncer"
@@ -65,6 +67,7 @@ var pullCmd = &command{
 		defer bd.Close()
 		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: *meta})
 		if err != nil {
+			c.partial(st)
 			return fmt.Errorf("pull %s from %s: %w", bd.dir, bd.cfg.URL, err)
 		}
 		if err := c.result(st, func() { c.printStats(st) }); err != nil {
@@ -102,13 +105,17 @@ var pushCmd = &command{
 		defer bd.Close()
 		st, err := push(ctx, bd, c.cachePaths(bd.s.Root(), paths), syncer.PushOptions{MaxDelete: md, DryRun: *dry})
 		if err != nil {
+			c.partial(st)
 			return err
 		}
 		if err := c.result(st, func() {
-			if *dry {
-				c.printf("dry run: would upload %d and delete %d files; nothing was changed\n", st.Files.Uploaded, st.Files.Deleted)
-			}
 			c.printStats(st)
+			if *dry {
+				c.printf("dry run: nothing was changed\n")
+			}
+			if stray := strayEntries(bd.dir, bd.cfg.Namespace); len(stray) > 0 {
+				c.printf("note: namespace %s syncs only %s; ignored: %s\n", bd.cfg.Namespace, bd.s.Root(), strings.Join(stray, ", "))
+			}
 		}); err != nil {
 			return err
 		}
@@ -155,10 +162,12 @@ var syncCmd = &command{
 		defer bd.Close()
 		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{})
 		if err != nil {
+			c.partial(map[string]any{"op": "sync", "pull": pulled})
 			return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, bd.cfg.URL, err)
 		}
 		pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md})
 		if err != nil {
+			c.partial(map[string]any{"op": "sync", "pull": pulled, "push": pushed})
 			return err
 		}
 		total := sumStats(pulled, pushed)
@@ -241,8 +250,8 @@ var statusCmd = &command{
 var hydrateCmd = &command{
 	name:    "hydrate",
 	args:    "PATH...",
-	summary: "download files a --metadata-only pull left out",
-	example: "silt hydrate --dir ./cache data/acme/bert/state/3/raw",
+	summary: "download files a --metadata-only pull left out: one file, or every one under a directory",
+	example: "silt hydrate --dir ./cache data/acme/bert/state/3/raw\nsilt hydrate data/acme/bert        # a whole subtree",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
@@ -258,16 +267,31 @@ var hydrateCmd = &command{
 		defer bd.Close()
 		total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
 		for _, p := range c.cachePaths(bd.s.Root(), paths) {
-			ok, st, err := bd.s.HydrateFile(ctx, p)
+			ok, st, err := hydrate(ctx, bd, p)
 			total = sumStats(total, st)
 			if err != nil {
+				c.partial(total)
 				return fmt.Errorf("hydrate %s in %s: %w", p, bd.dir, err)
 			}
 			if !ok {
-				return withHint(fmt.Errorf("hydrate %s: no committed entry in %s", p, bd.cfg.URL),
+				return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, bd.cfg.URL),
 					"list what the index holds with: silt ls "+bd.cfg.URL)
 			}
 		}
 		return c.result(total, func() { c.printStats(total) })
 	},
+}
+
+// hydrate fetches one file, or every file a --metadata-only pull left out
+// under a directory (a full pull of that scope, which hydrates).
+func hydrate(ctx context.Context, bd *bound, p string) (bool, syncer.Stats, error) {
+	if fi, err := os.Stat(filepath.Join(bd.s.Root(), filepath.FromSlash(p))); err != nil || !fi.IsDir() {
+		ok, st, err := bd.s.HydrateFile(ctx, p)
+		if ok || err != nil {
+			return ok, st, err
+		}
+	}
+	st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: []string{p}})
+	f := st.Files
+	return err != nil || f.Downloaded+f.Unchanged+f.Conflicts > 0, st, err
 }
