@@ -41,6 +41,7 @@ func (o *op) change(c Change) {
 
 func (o *op) changeLocked(c Change) {
 	o.settle(c)
+	o.logChange(c)
 	limit := o.s.cfg.MaxChanges
 	if limit == 0 {
 		limit = DefaultMaxChanges

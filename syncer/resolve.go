@@ -214,6 +214,7 @@ func (o *op) end(err error) (Stats, error) {
 	if rerr := o.remember(err != nil); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("syncer: remember conflicts: %w", rerr))
 	}
+	o.logEnd(st, err)
 	return st, err
 }
 

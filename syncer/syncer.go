@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -60,6 +61,10 @@ type Config struct {
 	// MaxChanges bounds Stats.Changes (the rest are counted in
 	// Stats.ChangesOmitted); 0 means DefaultMaxChanges, negative keeps none.
 	MaxChanges int
+	// Logger, when set, receives one record per finished Pull or Push
+	// (info; warn when it failed) and, at debug, one per change. Nil is
+	// silent. Requests are logged by wrapping the Backend (wrap.Log).
+	Logger *slog.Logger
 }
 
 // Progress reports one finished transfer of a running operation.

@@ -69,7 +69,7 @@ func openURL(ctx context.Context, url string) (backend.Backend, error) {
 		return nil, withHint(fmt.Errorf("open %s: %w", url, err),
 			"check the URL; stores this silt knows: "+joinSchemes()+" (file:///abs/dir, s3://bucket/prefix, gs://bucket)")
 	}
-	return b, nil
+	return logged(ctx, b), nil
 }
 
 func joinSchemes() string {
@@ -111,7 +111,7 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 		return nil, err
 	}
 	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress(),
-		OnChange: c.onChange(), MaxChanges: c.maxChanges()})
+		OnChange: c.onChange(), MaxChanges: c.maxChanges(), Logger: c.logger})
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open cache %s: %w", dir, err)

@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	c.cmd = cmd
-	err := cmd.run(ctx, c, args[1:])
+	err := cmd.run(withLogger(ctx, &c.logger), c, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -142,6 +142,7 @@ func (c *cli) newFlags() *flag.FlagSet {
 	fs := flag.NewFlagSet("silt "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.BoolVar(&c.json, "json", false, "print exactly one JSON object on stdout")
+	c.logFlags(fs)
 	fs.BoolVar(&c.verbose, "v", false, "verbose: one line per file uploaded, downloaded, deleted, removed, skipped or in conflict, on stderr")
 	fs.Usage = func() {
 		w := fs.Output()
@@ -188,6 +189,9 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, er
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
+	}
+	if err := c.setupLog(); err != nil {
+		return nil, err
 	}
 	switch {
 	case len(pos) < min:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/siltsync/silt/syncer"
@@ -27,6 +28,9 @@ type cli struct {
 	out any
 
 	signal *signalCause // the signal that cut the run short, if any
+
+	logLevel, logFormat string       // --log-level, --log-format
+	logger              *slog.Logger // nil: no log
 }
 
 // printf writes human output; with --json it writes nothing.
