@@ -209,7 +209,7 @@ const noAction pullKind = -1
 func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, hasRec bool, d dirtySet, opts PullOptions) (pullAction, string) {
 	a := pullAction{kind: noAction, path: p, entry: e}
 	lf, err := s.local.stat(p)
-	o.add(func(st *Stats) { st.Local.Examined++ })
+	o.examined(p)
 	if err != nil {
 		return a, "local path unusable: " + err.Error()
 	}
@@ -263,7 +263,7 @@ func (s *Syncer) decideRemoved(o *op, p string, rec fileRecord, d dirtySet) (pul
 		return a, ""
 	}
 	lf, err := s.local.stat(p)
-	o.add(func(st *Stats) { st.Local.Examined++ })
+	o.examined(p)
 	if err != nil || !lf.exists {
 		return a, ""
 	}
@@ -315,11 +315,14 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)
 	total, moved := 0, 0
+	var bytes int64
 	for _, a := range plan.actions {
 		if a.kind == pullDownload {
 			total++
+			bytes += a.entry.Size
 		}
 	}
+	o.planned(bytes)
 	var removes []pullAction
 	for _, a := range plan.actions {
 		switch a.kind {

@@ -137,7 +137,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 			return err
 		}
 		seen[p] = true
-		o.add(func(st *Stats) { st.Local.Examined++ })
+		o.examined(p)
 		rec, hasRec := t.file(p)
 		if hasRec && rec.unchanged(lf) {
 			o.add(func(st *Stats) { st.Files.Unchanged++ })

@@ -93,6 +93,10 @@ type op struct {
 	settled []string
 	scope   *scope
 	dryRun  bool
+
+	// Progress (Config.Progress) totals, guarded by mu.
+	checked               int
+	doneBytes, totalBytes int64
 }
 
 func (s *Syncer) begin(name string) *op {
@@ -113,7 +117,27 @@ func (o *op) progress(p string, size int64, done *int, total int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	*done++
-	fn(Progress{Op: o.stats.Op, Path: p, Bytes: size, Done: *done, Total: total})
+	o.doneBytes += size
+	fn(Progress{Op: o.stats.Op, Phase: "transfer", Path: p, Bytes: size, Done: *done, Total: total,
+		DoneBytes: o.doneBytes, TotalBytes: o.totalBytes, Checked: o.checked})
+}
+
+// planned sets the payload bytes the transfers of this operation move.
+func (o *op) planned(bytes int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.totalBytes = bytes
+}
+
+// examined counts one local file examined, and tells Config.Progress.
+func (o *op) examined(p string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stats.Local.Examined++
+	o.checked++
+	if fn := o.s.cfg.Progress; fn != nil && o.s.cfg.ProgressChecks {
+		fn(Progress{Op: o.stats.Op, Phase: "check", Path: p, Checked: o.checked})
+	}
 }
 
 func (o *op) backend() backend.Backend { return o.b }

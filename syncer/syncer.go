@@ -51,6 +51,10 @@ type Config struct {
 	// transfers. Calls come one at a time, from transfer goroutines; it
 	// must return quickly.
 	Progress func(Progress)
+	// ProgressChecks also calls Progress with Phase "check" for each file
+	// compared before transfers start (the walk of a push, the plan of a
+	// pull), so a host can show that work.
+	ProgressChecks bool
 	// CommitLock serialises commits on stores without compare-and-swap
 	// (Capabilities().ConditionalPut false). Stores with it never need one.
 	CommitLock CommitLocker
@@ -67,13 +71,20 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Progress reports one finished transfer of a running operation.
+// Progress reports one finished transfer of a running operation, or (with
+// Phase "check") one more file compared before transfers begin.
 type Progress struct {
 	Op    string // "pull" or "push"
-	Path  string // the file just transferred
+	Phase string // "check" while comparing, "transfer" per file moved
+	Path  string // the file just transferred (or checked)
 	Bytes int64  // its size
 	Done  int    // files transferred so far in this operation
 	Total int    // files this operation plans to transfer
+	// DoneBytes and TotalBytes are the payload bytes moved so far and
+	// planned; Checked counts the files compared so far.
+	DoneBytes  int64
+	TotalBytes int64
+	Checked    int
 }
 
 // CommitLocker is a distributed lock a commit can be made under;

@@ -202,6 +202,11 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 		}
 		bySHA[u.sha] = append(bySHA[u.sha], u)
 	}
+	var bytes int64
+	for _, sha := range order {
+		bytes += bySHA[sha][0].local.size
+	}
+	o.planned(bytes)
 	var mu sync.Mutex
 	moved := 0
 	g, gctx := errgroup.WithContext(ctx)

@@ -38,7 +38,7 @@ func (c *cli) onChange() func(syncer.Change) {
 		mu.Lock()
 		defer mu.Unlock()
 		if term {
-			fmt.Fprint(c.stderr, "\r\033[K") // clear a progress line
+			c.meter.clear()
 		}
 		fmt.Fprintln(c.stderr, changeLine(ch))
 	}

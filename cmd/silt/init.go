@@ -110,7 +110,7 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress(),
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress(), ProgressChecks: true,
 		OnChange: c.onChange(), MaxChanges: c.maxChanges(), Logger: c.logger})
 	if err != nil {
 		b.Close()

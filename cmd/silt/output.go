@@ -31,11 +31,14 @@ type cli struct {
 
 	logLevel, logFormat string       // --log-level, --log-format
 	logger              *slog.Logger // nil: no log
+
+	meter *meter // the progress line on a terminal, if any
 }
 
 // printf writes human output; with --json it writes nothing.
 func (c *cli) printf(format string, args ...any) {
 	if !c.json {
+		c.meter.clear()
 		fmt.Fprintf(c.stdout, format, args...)
 	}
 }
