@@ -63,6 +63,8 @@ type Status struct {
 	// Conflicts are the ones operations reported and nothing settled
 	// since (see Syncer.Resolve).
 	Conflicts []ConflictRecord `json:"conflicts"`
+	// Lazy counts files recorded without their bytes (MetadataOnly).
+	Lazy int `json:"lazy"`
 }
 
 // Status reports the pending marks without touching a file and, with
@@ -81,7 +83,12 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 			st.Dirty = append(st.Dirty, p)
 		}
 		st.SeenSeq = t.metaUint(metaSeenSeq)
-		return nil
+		return t.filesIn(index.All, func(_ string, rec fileRecord) error {
+			if !rec.Hydrated {
+				st.Lazy++
+			}
+			return nil
+		})
 	})
 	slices.Sort(st.Dirty)
 	var err error

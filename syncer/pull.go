@@ -23,6 +23,10 @@ type PullOptions struct {
 	// MetadataOnly records the files selected by Config.Lazy without
 	// downloading them; HydrateFile or a later full pull fetches them.
 	MetadataOnly bool
+	// KeepLazy leaves a file this cache recorded without its bytes (and
+	// still absent) lazy, instead of downloading it: a sync after a
+	// metadata-only pull stays metadata-only.
+	KeepLazy bool
 }
 
 // Pull brings remote changes within the scope into the cache. It keeps local
@@ -247,7 +251,7 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 		return a, ""
 	case synced:
 		return a, "deleted locally and changed remotely"
-	case opts.MetadataOnly && s.cfg.Lazy(p):
+	case opts.KeepLazy && hasRec && !rec.Hydrated, opts.MetadataOnly && s.cfg.Lazy != nil && s.cfg.Lazy(p):
 		a.kind = pullLazy // even an up-to-date lazy record keeps its shard unreconciled
 		return a, ""
 	}

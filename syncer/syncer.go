@@ -42,7 +42,7 @@ type Config struct {
 	// CommitAttempts bounds compare-and-swap retries of one commit.
 	CommitAttempts int
 	// Lazy selects the files a MetadataOnly pull leaves unhydrated; nil
-	// means DefaultLazy.
+	// selects none. silt builds in no layout: see LazyGlobs, DefaultLazy.
 	Lazy func(path string) bool
 	// Owner, with Namespace, registers the namespace to this owner (a
 	// repository id) at Open; a namespace owned by another is refused.
@@ -141,9 +141,6 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	if cfg.CommitAttempts <= 0 {
 		cfg.CommitAttempts = DefaultCommitAttempts
 	}
-	if cfg.Lazy == nil {
-		cfg.Lazy = DefaultLazy
-	}
 	root := cfg.Backend
 	localRoot := dir
 	if cfg.Namespace != "" {
@@ -208,8 +205,9 @@ func ValidateNamespace(ns string) error {
 // Dir/{Namespace} with a namespace.
 func (s *Syncer) Root() string { return s.local.path }
 
-// DefaultLazy selects files named "raw" under "data/": the large payloads a
-// MetadataOnly pull leaves for HydrateFile.
+// DefaultLazy selects files named "raw" under "data/": the large payloads of
+// silt's reference host layout. Open no longer applies it; a host that wants
+// it sets Config.Lazy to it.
 func DefaultLazy(p string) bool {
 	return under(p, "data") && (p == "raw" || filepath.Base(p) == "raw")
 }

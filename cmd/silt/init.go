@@ -111,7 +111,7 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 		return nil, err
 	}
 	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress(), ProgressChecks: true,
-		OnChange: c.onChange(), MaxChanges: c.maxChanges(), Logger: c.logger})
+		OnChange: c.onChange(), MaxChanges: c.maxChanges(), Logger: c.logger, Lazy: c.lazy})
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("open cache %s: %w", dir, err)

@@ -33,6 +33,8 @@ type cli struct {
 	logger              *slog.Logger // nil: no log
 
 	meter *meter // the progress line on a terminal, if any
+
+	lazy func(string) bool // pull --lazy: the syncer's Config.Lazy
 }
 
 // printf writes human output; with --json it writes nothing.

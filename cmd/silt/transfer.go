@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -49,23 +52,37 @@ var pullCmd = &command{
 	name:    "pull",
 	args:    "",
 	summary: "bring remote changes into the cache; --scope limits it to paths (and the index shards that cover them)",
-	example: "silt pull --dir ./cache\nsilt pull --dir ./cache --scope data/acme/bert --scope data/acme/gpt --metadata-only",
+	example: "silt pull --dir ./cache -v\nsilt pull --dir ./cache --scope data/acme/bert --scope data/acme/gpt --metadata-only\n" +
+		"silt pull --lazy '**/*.bin' --lazy 'data/**/raw'   # record these, fetch later with silt hydrate\n" +
+		"silt pull --json --json-changes 100",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
 		var scope stringsFlag
 		fs.Var(&scope, "scope", "pull only this file or directory (repeatable)")
-		meta := fs.Bool("metadata-only", false, "record large payloads (data/**/raw) without downloading them; fetch with silt hydrate")
+		meta := fs.Bool("metadata-only", false, "record large payloads (data/**/raw, as --lazy 'data/**/raw') without downloading them; fetch with silt hydrate")
+		var lazy stringsFlag
+		fs.Var(&lazy, "lazy", "record files matching this glob (** spans directories) without downloading them (repeatable); fetch with silt hydrate")
 		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
+		}
+		if *meta {
+			lazy = append(lazy, "data/**/raw")
+		}
+		if len(lazy) > 0 {
+			fn, err := syncer.LazyGlobs(lazy...)
+			if err != nil {
+				return usagef("--lazy: %v", err)
+			}
+			c.lazy = fn
 		}
 		bd, err := c.openBound(ctx, *dir)
 		if err != nil {
 			return err
 		}
 		defer bd.Close()
-		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: *meta})
+		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0})
 		if err != nil {
 			c.partial(st)
 			return fmt.Errorf("pull %s from %s: %w", bd.dir, bd.cfg.URL, err)
@@ -81,8 +98,10 @@ var pushCmd = &command{
 	name:    "push",
 	args:    "",
 	summary: "upload local changes and commit them; without --path it walks the whole cache, so local deletions of synced files are pushed too",
-	example: "silt push --dir ./cache\nsilt push --dir ./cache --path data/acme/bert --dry-run\nsilt push --dir ./cache --max-delete 500",
-	run: func(ctx context.Context, c *cli, args []string) error {
+	example: "silt push --dir ./cache -v\nsilt push --dir ./cache --path data/acme/bert --dry-run\nsilt push --dir ./cache --max-delete 500\n" +
+		"silt push --lock deploy --lock-wait 2m   # commit under silt lock's lock, with its fencing token\n" +
+		"silt push --json --json-changes 50",
+	run: func(ctx context.Context, c *cli, args []string) (err error) {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
 		var paths stringsFlag
@@ -90,6 +109,8 @@ var pushCmd = &command{
 		fs.BoolVar(&c.dryRun, "dry-run", false, "list every change the push would make (past --max-delete too), changing nothing")
 		dry := &c.dryRun
 		maxDel := maxDeleteFlag(fs)
+		lockKey := fs.String("lock", "", "hold the distributed lock KEY (as silt lock acquire takes it) while pushing, and commit with its fencing token")
+		lockWait := fs.Duration("lock-wait", 0, "with --lock: how long to wait for another holder (0: try once)")
 		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
@@ -98,12 +119,31 @@ var pushCmd = &command{
 		if err != nil {
 			return err
 		}
+		if *lockKey != "" {
+			if err := backend.ValidateKey(*lockKey); err != nil {
+				return usagef("--lock: %v", err)
+			}
+		}
 		bd, err := c.openBound(ctx, *dir)
 		if err != nil {
 			return err
 		}
 		defer bd.Close()
-		st, err := push(ctx, bd, c.cachePaths(bd.s.Root(), paths), syncer.PushOptions{MaxDelete: md, DryRun: *dry})
+		opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry}
+		if *lockKey != "" && !*dry {
+			lease, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+					err = fmt.Errorf("push --lock %s: release: %w", *lockKey, rerr)
+				}
+			}()
+			opts.Fence = &syncer.Fence{Key: lockPrefix + *lockKey, Token: lease.Token()}
+			ctx = lease.Context() // a lost lease stops the push
+		}
+		st, err := push(ctx, bd, c.cachePaths(bd.s.Root(), paths), opts)
 		if err != nil {
 			c.partial(st)
 			return err
@@ -141,8 +181,8 @@ func push(ctx context.Context, bd *bound, paths []string, opts syncer.PushOption
 var syncCmd = &command{
 	name:    "sync",
 	args:    "",
-	summary: "pull, then push the whole cache",
-	example: "silt sync --dir ./cache",
+	summary: "pull, then push the whole cache; files a --lazy pull left out stay lazy",
+	example: "silt sync --dir ./cache\nsilt sync -v --max-delete 500\nsilt sync --json --json-changes 0   # counts only",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
@@ -160,7 +200,7 @@ var syncCmd = &command{
 			return err
 		}
 		defer bd.Close()
-		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{})
+		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{KeepLazy: true})
 		if err != nil {
 			c.partial(map[string]any{"op": "sync", "pull": pulled})
 			return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, bd.cfg.URL, err)
@@ -226,6 +266,9 @@ var statusCmd = &command{
 				for _, cf := range st.Conflicts {
 					c.printf("  %s: %s (%s at seq %d)\n", cf.Path, cf.Reason, cf.Op, cf.Seq)
 				}
+			}
+			if st.Lazy > 0 {
+				c.printf("lazy: %d files recorded without their bytes (fetch with silt hydrate PATH)\n", st.Lazy)
 			}
 			c.printf("marked dirty: %d paths", len(st.Dirty))
 			if st.Overflow {
@@ -294,4 +337,25 @@ func hydrate(ctx context.Context, bd *bound, p string) (bool, syncer.Stats, erro
 	st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: []string{p}})
 	f := st.Files
 	return err != nil || f.Downloaded+f.Unchanged+f.Conflicts > 0, st, err
+}
+
+// acquireForPush takes the lock a push commits under: the same object as
+// silt lock's KEY in the cache's namespace.
+func acquireForPush(ctx context.Context, bd *bound, key string, wait time.Duration) (*lock.Lease, error) {
+	root, err := namespaceOf(bd.b, bd.cfg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if wait <= 0 {
+		wait = -1 // lock: try once
+	}
+	l, err := lock.New(root, lockPrefix+key, lock.Options{MaxWait: wait})
+	if err != nil {
+		return nil, err
+	}
+	lease, err := l.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("push --lock %s: %w", key, err)
+	}
+	return lease, nil
 }
