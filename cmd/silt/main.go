@@ -132,7 +132,18 @@ func topUsage(w io.Writer) {
 	for _, cmd := range commands {
 		fmt.Fprintf(w, "  %-12s %s\n", cmd.name, cmd.summary)
 	}
-	fmt.Fprint(w, "\nEvery command takes --help and --json. Exit codes: 0 success, 1 error, 2 usage, 3 refused (a guard or a conflict).\nTry it: silt demo\n")
+	fmt.Fprint(w, "\nEvery command takes --help, --json, -v and --log-level. Exit codes: 0 success, 1 error, 2 usage, 3 refused (a guard or a conflict), 130/143 interrupted (SIGINT/SIGTERM).\n"+
+		"Inside a cache no --dir is needed: silt finds it upward from the working directory ($SILT_DIR overrides); commands that read a bucket take its URL ($SILT_REMOTE overrides).\n\n"+
+		"Examples:\n"+
+		"  silt demo\n"+
+		"  silt push -v                         # one line per file on stderr\n"+
+		"  silt push --dry-run                  # every change it would make\n"+
+		"  silt pull --json --json-changes 100  # at most 100 entries in changes\n"+
+		"  silt resolve --keep-local PATH       # or --take-remote, --all\n"+
+		"  silt pull --lazy '**/*.bin'          # then: silt hydrate DIR\n"+
+		"  silt push --lock deploy              # commit under a distributed lock\n"+
+		"  silt sync --log-level debug --log-format json\n"+
+		"  SILT_REMOTE=s3://my-bucket silt ls data/\n")
 }
 
 // newFlags returns the FlagSet of c's command with the flags every command

@@ -136,3 +136,28 @@ func TestDemo_ClosingLines_DoNotPointAtTheRemovedBucket(t *testing.T) {
 		t.Errorf("closing lines point at the temporary bucket:\n%s", closing)
 	}
 }
+
+func TestHelp_NewFlags_EachHasAnExample(t *testing.T) {
+	for cmd, flags := range map[string][]string{
+		"push":    {"-v", "--dry-run", "--lock", "--lock-wait", "--json-changes"},
+		"pull":    {"-v", "--lazy", "--json-changes"},
+		"sync":    {"-v", "--json-changes"},
+		"resolve": {"--keep-local", "--take-remote", "--all", "--no-push", "-v"},
+		"lock":    {"push --lock"},
+		"ls":      {"$SILT_REMOTE"},
+	} {
+		h := ok(t, cmd, "--help").stdout
+		i := strings.Index(h, "Example:")
+		for _, f := range flags {
+			if i < 0 || !strings.Contains(h[i:], f) {
+				t.Errorf("silt %s --help has no example with %s:\n%s", cmd, f, h)
+			}
+		}
+	}
+	top := ok(t, "--help").stdout
+	for _, f := range []string{"-v", "--dry-run", "--json-changes", "resolve", "--lazy", "--lock", "--log-level", "--log-format", "SILT_REMOTE", "SILT_DIR"} {
+		if !strings.Contains(top, f) {
+			t.Errorf("silt --help does not show %s", f)
+		}
+	}
+}

@@ -224,7 +224,7 @@ var statusCmd = &command{
 	name:    "status",
 	args:    "",
 	summary: "show marked paths, what a push would send, and whether the remote moved since the last pull",
-	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline",
+	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline\nsilt status            # inside a cache: also lists conflicts (reason, seq) and lazy files",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
