@@ -100,3 +100,16 @@ func TestPush_DryRunPastMaxDelete_ListsEveryActionThenExit3(t *testing.T) {
 		t.Errorf("dry run does not list the upload:\n%s", r.stderr)
 	}
 }
+
+func TestPull_VerboseScopeMatchingNothing_SkippedWithReason(t *testing.T) {
+	_, dirs := setup(t, 2)
+	write(t, dirs[0], "data/x", "x")
+	ok(t, "push", "--dir", dirs[0])
+	r := ok(t, "pull", "--dir", dirs[1], "-v", "--scope", "data/nope")
+	if !strings.Contains(r.stderr, "skip     data/nope: --scope matches no committed file\n") {
+		t.Errorf("pull --scope matching nothing says nothing:\n%s", r.stderr)
+	}
+	if r := ok(t, "pull", "--dir", dirs[1], "-v", "--scope", "data/x"); strings.Contains(r.stderr, "skip") {
+		t.Errorf("a matching scope reported as skipped:\n%s", r.stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,11 +88,35 @@ var pullCmd = &command{
 			c.partial(st)
 			return fmt.Errorf("pull %s from %s: %w", bd.dir, bd.cfg.URL, err)
 		}
+		if len(lazy) == 0 {
+			st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
+		}
 		if err := c.result(st, func() { c.printStats(st) }); err != nil {
 			return err
 		}
 		return conflicted(st)
 	},
+}
+
+// skipUnmatched reports each --scope path that is absent after a pull (no
+// lazy files): it matched no committed file. rclone logs such skips too.
+func (c *cli) skipUnmatched(bd *bound, scope []string, st syncer.Stats) syncer.Stats {
+	show := c.onChange()
+	for _, p := range scope {
+		if _, err := os.Lstat(filepath.Join(bd.s.Root(), filepath.FromSlash(p))); err == nil || !errors.Is(err, iofs.ErrNotExist) {
+			continue
+		}
+		ch := syncer.Change{Path: p, Action: syncer.ActionSkip, Reason: "--scope matches no committed file"}
+		if show != nil {
+			show(ch)
+		}
+		if c.maxChanges() > len(st.Changes) {
+			st.Changes = append(st.Changes, ch)
+		} else {
+			st.ChangesOmitted++
+		}
+	}
+	return st
 }
 
 var pushCmd = &command{
