@@ -112,7 +112,7 @@ func crashOp(ctx context.Context, op string, b backend.Backend, dir, file string
 		}
 		return le.Release(ctx)
 	}
-	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Concurrency: 1, ShardMaxEntries: 4})
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: syncer.DefaultLazy})
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ var crashV1 = map[string]string{"data/t/1/raw": "raw v1", "data/t/1/latest": "1"
 var crashV2 = map[string]string{"data/t/1/raw": "raw v2", "data/t/1/latest": "2", "data/a/b/c/3/new": "three", "data/deep/er/2/s p.json": "two v2"}
 
 func (w *crashWorld) open(t *testing.T, dir string) *syncer.Syncer {
-	s, err := syncer.Open(context.Background(), syncer.Config{Backend: w.store, Dir: dir, Concurrency: 1, ShardMaxEntries: 4})
+	s, err := syncer.Open(context.Background(), syncer.Config{Backend: w.store, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: syncer.DefaultLazy})
 	if err != nil {
 		t.Fatal(err)
 	}

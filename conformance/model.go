@@ -219,6 +219,7 @@ func newModelRun(t *rapid.T, store backend.Backend, shared bool) *modelRun {
 			// injected faults, as a real network's failures sit under it.
 			Backend: backend.Production(c.faults, backend.WithRetry(backend.RetryConfig{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond})),
 			Dir:     dir, Concurrency: 1, ShardMaxEntries: 4, // one transfer at a time: fault positions replay
+			Lazy: syncer.DefaultLazy, // the layout the oracle predicts MetadataOnly pulls by
 		}
 		m.open(c)
 		t.Cleanup(func() {

@@ -80,7 +80,7 @@ type host struct {
 func (bk *bucket) host(opts ...func(*syncer.Config)) *host {
 	bk.t.Helper()
 	h := &host{t: bk.t, bk: bk, dir: bk.t.TempDir()}
-	h.cfg = syncer.Config{Backend: bk.store, Dir: h.dir, Concurrency: 4}
+	h.cfg = syncer.Config{Backend: bk.store, Dir: h.dir, Concurrency: 4, Lazy: syncer.DefaultLazy}
 	for _, o := range opts {
 		o(&h.cfg)
 	}

@@ -31,6 +31,7 @@ func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence 
 			continue
 		}
 		o.add(func(st *Stats) { st.Files.Deleted++ })
+		o.change(Change{Path: p, Action: ActionDelete})
 	}
 	return s.finishPush(pm, &res)
 }

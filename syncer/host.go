@@ -60,6 +60,11 @@ type Status struct {
 	SeenSeq     uint64   `json:"seen_seq"`     // last manifest seq this cache read or wrote
 	RemoteSeq   uint64   `json:"remote_seq"`   // current remote seq (when asked)
 	RemoteMoved bool     `json:"remote_moved"` // RemoteSeq != SeenSeq
+	// Conflicts are the ones operations reported and nothing settled
+	// since (see Syncer.Resolve).
+	Conflicts []ConflictRecord `json:"conflicts"`
+	// Lazy counts files recorded without their bytes (MetadataOnly).
+	Lazy int `json:"lazy"`
 }
 
 // Status reports the pending marks without touching a file and, with
@@ -78,9 +83,18 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 			st.Dirty = append(st.Dirty, p)
 		}
 		st.SeenSeq = t.metaUint(metaSeenSeq)
-		return nil
+		return t.filesIn(index.All, func(_ string, rec fileRecord) error {
+			if !rec.Hydrated {
+				st.Lazy++
+			}
+			return nil
+		})
 	})
 	slices.Sort(st.Dirty)
+	var err error
+	if st.Conflicts, err = s.conflicts(); err != nil {
+		return st, err
+	}
 	if remote {
 		snap, err := s.readManifest(ctx, s.begin("status").backend())
 		if err != nil {
@@ -145,6 +159,7 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 			return false, err
 		}
 		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += got.size })
+		o.change(Change{Path: p, Action: ActionDownload, Bytes: got.size})
 		return true, s.st.update(func(t stx) error {
 			return t.putFile(p, fileRecord{Size: got.size, SHA256: entry.SHA256, MtimeNs: got.mtimeNs, Hydrated: true, VerifiedNs: now()})
 		})

@@ -198,8 +198,9 @@ func (l *local) cleanTmp() error {
 // walk calls fn, in path order, for every regular file at or below p ("" =
 // everything). It skips every directory named .silt (this cache's own, or
 // a cache nested inside it) and never follows symlinks. A file whose name
-// the index cannot carry is passed to refuse, never silently skipped.
-func (l *local) walk(p string, refuse func(p string, err error), fn func(p string, lf localFile) error) error {
+// the index cannot carry is passed to refuse, never silently skipped; a
+// symlink, device or socket is passed to skip with the reason.
+func (l *local) walk(p string, refuse func(p string, err error), skip func(p, reason string), fn func(p string, lf localFile) error) error {
 	start := l.name(p)
 	if start == "" {
 		start = "."
@@ -216,6 +217,7 @@ func (l *local) walk(p string, refuse func(p string, err error), fn func(p strin
 		return fn(p, infoFile(fi))
 	}
 	if !fi.IsDir() {
+		skip(p, notRegular(fi.Mode()))
 		return nil
 	}
 	type found struct {
@@ -238,6 +240,7 @@ func (l *local) walk(p string, refuse func(p string, err error), fn func(p strin
 			return nil
 		}
 		if !d.Type().IsRegular() {
+			skip(rel, notRegular(d.Type()))
 			return nil
 		}
 		if err := index.ValidPath(rel); err != nil {
@@ -262,4 +265,12 @@ func (l *local) walk(p string, refuse func(p string, err error), fn func(p strin
 		}
 	}
 	return nil
+}
+
+// notRegular says why a walk skipped a file that is not a regular file.
+func notRegular(m fs.FileMode) string {
+	if m&fs.ModeSymlink != 0 {
+		return "a symlink (silt syncs regular files only)"
+	}
+	return "not a regular file (" + m.Type().String() + "); silt syncs regular files only"
 }

@@ -23,6 +23,10 @@ type PullOptions struct {
 	// MetadataOnly records the files selected by Config.Lazy without
 	// downloading them; HydrateFile or a later full pull fetches them.
 	MetadataOnly bool
+	// KeepLazy leaves a file this cache recorded without its bytes (and
+	// still absent) lazy, instead of downloading it: a sync after a
+	// metadata-only pull stays metadata-only.
+	KeepLazy bool
 }
 
 // Pull brings remote changes within the scope into the cache. It keeps local
@@ -39,8 +43,9 @@ func (s *Syncer) Pull(ctx context.Context, opts PullOptions) (Stats, error) {
 	}
 	defer s.mu.Unlock()
 	o := s.begin("pull")
+	o.scope = &sc
 	err = s.pullOnce(ctx, o, sc, opts)
-	return o.finish(), err
+	return o.end(err)
 }
 
 type pullKind int
@@ -208,7 +213,7 @@ const noAction pullKind = -1
 func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, hasRec bool, d dirtySet, opts PullOptions) (pullAction, string) {
 	a := pullAction{kind: noAction, path: p, entry: e}
 	lf, err := s.local.stat(p)
-	o.add(func(st *Stats) { st.Local.Examined++ })
+	o.examined(p)
 	if err != nil {
 		return a, "local path unusable: " + err.Error()
 	}
@@ -246,7 +251,7 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 		return a, ""
 	case synced:
 		return a, "deleted locally and changed remotely"
-	case opts.MetadataOnly && s.cfg.Lazy(p):
+	case opts.KeepLazy && hasRec && !rec.Hydrated, opts.MetadataOnly && s.cfg.Lazy != nil && s.cfg.Lazy(p):
 		a.kind = pullLazy // even an up-to-date lazy record keeps its shard unreconciled
 		return a, ""
 	}
@@ -259,7 +264,7 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 func (s *Syncer) decideRemoved(o *op, p string, rec fileRecord, d dirtySet) (pullAction, string) {
 	a := pullAction{kind: pullForget, path: p}
 	lf, err := s.local.stat(p)
-	o.add(func(st *Stats) { st.Local.Examined++ })
+	o.examined(p)
 	if err != nil || !lf.exists {
 		return a, ""
 	}
@@ -321,11 +326,14 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)
 	total, moved := 0, 0
+	var bytes int64
 	for _, a := range plan.actions {
 		if a.kind == pullDownload {
 			total++
+			bytes += a.entry.Size
 		}
 	}
+	o.planned(bytes)
 	var removes []pullAction
 	for _, a := range plan.actions {
 		switch a.kind {
@@ -333,6 +341,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 			record(pullDone{a.path, &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Hydrated: true, VerifiedNs: now()}})
 		case pullLazy:
 			record(pullDone{a.path, &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256}})
+			o.change(Change{Path: a.path, Action: ActionLazy, Bytes: a.entry.Size})
 		case pullForget:
 			record(pullDone{a.path, nil})
 		case pullRemove:
@@ -351,6 +360,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 					return fmt.Errorf("pull %s: %w", a.path, err)
 				}
 				o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += lf.size })
+				o.change(Change{Path: a.path, Action: ActionDownload, Bytes: lf.size})
 				o.progress(a.path, lf.size, &moved, total)
 				record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now()}})
 				return nil
@@ -364,6 +374,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 			continue
 		}
 		o.add(func(st *Stats) { st.Files.Removed++ })
+		o.change(Change{Path: a.path, Action: ActionRemove})
 		record(pullDone{a.path, nil})
 	}
 	for _, a := range removes {

@@ -49,10 +49,10 @@ func (s *Syncer) Push(ctx context.Context, opts PushOptions) (Stats, error) {
 	o := s.begin("push")
 	pm, err := s.prepare(ctx, o, opts)
 	if err != nil || opts.DryRun {
-		return o.finish(), err
+		return o.end(err)
 	}
 	err = s.commitPrepared(ctx, o, pm, opts.Fence)
-	return o.finish(), err
+	return o.end(err)
 }
 
 // upload is one file to send: its content as hashed while planning.
@@ -131,14 +131,16 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 	refuse := func(p string, err error) {
 		lp.refused[p] = "refused: " + err.Error()
 	}
-	err := s.local.walk(root, refuse, func(p string, lf localFile) error {
+	skip := func(p, reason string) { o.change(Change{Path: p, Action: ActionSkip, Reason: reason}) }
+	err := s.local.walk(root, refuse, skip, func(p string, lf localFile) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		seen[p] = true
-		o.add(func(st *Stats) { st.Local.Examined++ })
+		o.examined(p)
 		rec, hasRec := t.file(p)
 		if hasRec && rec.unchanged(lf) {
+			o.add(func(st *Stats) { st.Files.Unchanged++ })
 			return nil // unchanged since this machine verified it
 		}
 		sum, hashed, err := s.local.hash(p)
@@ -148,6 +150,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 		if hasRec && rec.Hydrated && sum == rec.SHA256 {
 			rec.MtimeNs, rec.Size, rec.VerifiedNs = hashed.mtimeNs, hashed.size, now()
 			lp.touch = append(lp.touch, pullDone{p, &rec})
+			o.add(func(st *Stats) { st.Files.Unchanged++ })
 			return nil
 		}
 		lp.uploads = append(lp.uploads, upload{path: p, sha: sum, local: hashed, rec: rec, hasRec: hasRec})
@@ -158,6 +161,12 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 	}
 	// Deletions need positive evidence: a file this cache held, now absent,
 	// under an explicit mark (or after the mark set overflowed).
+	removes := len(lp.removes)
+	defer func() {
+		if root != "" && len(seen) == 0 && len(lp.removes) == removes {
+			o.change(Change{Path: root, Action: ActionSkip, Reason: "matches no file in the cache and none this cache synced"})
+		}
+	}()
 	return t.filesIn(index.PrefixRange(root), func(p string, rec fileRecord) error {
 		if seen[p] || !under(p, root) || !rec.Hydrated || !(lp.d.overflow || lp.d.marked(p)) {
 			return nil

@@ -22,6 +22,10 @@ type Stats struct {
 	// Conflicts lists the paths counted in Files.Conflicts, each kept as
 	// the local copy has it.
 	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Changes lists each file's outcome in completion order, up to
+	// Config.MaxChanges; ChangesOmitted counts those past it.
+	Changes        []Change `json:"changes,omitempty"`
+	ChangesOmitted int      `json:"changes_omitted,omitempty"`
 	// Counts is the exact request accounting, conditional puts apart.
 	Counts wrap.Counts `json:"-"`
 }
@@ -85,6 +89,17 @@ type op struct {
 	phase time.Time
 	mu    sync.Mutex
 	stats Stats
+
+	// Remembered conflicts (resolve.go): paths that had one when the
+	// operation began, those it synced since, and a pull's scope.
+	pending map[string]bool
+	settled []string
+	scope   *scope
+	dryRun  bool
+
+	// Progress (Config.Progress) totals, guarded by mu.
+	checked               int
+	doneBytes, totalBytes int64
 }
 
 func (s *Syncer) begin(name string) *op {
@@ -92,7 +107,7 @@ func (s *Syncer) begin(name string) *op {
 	o := &op{s: s, b: wrap.Count(s.root), start: now, phase: now, stats: Stats{Op: name}}
 	// An operation that sends no request reports the last sequence this
 	// cache saw; one that reads or writes the manifest overwrites it.
-	_ = s.st.view(func(t stx) error { o.stats.Seq = t.metaUint(metaSeenSeq); return nil })
+	_ = s.st.view(func(t stx) error { o.stats.Seq = t.metaUint(metaSeenSeq); o.loadPending(t); return nil })
 	return o
 }
 
@@ -105,7 +120,27 @@ func (o *op) progress(p string, size int64, done *int, total int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	*done++
-	fn(Progress{Op: o.stats.Op, Path: p, Bytes: size, Done: *done, Total: total})
+	o.doneBytes += size
+	fn(Progress{Op: o.stats.Op, Phase: "transfer", Path: p, Bytes: size, Done: *done, Total: total,
+		DoneBytes: o.doneBytes, TotalBytes: o.totalBytes, Checked: o.checked})
+}
+
+// planned sets the payload bytes the transfers of this operation move.
+func (o *op) planned(bytes int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.totalBytes = bytes
+}
+
+// examined counts one local file examined, and tells Config.Progress.
+func (o *op) examined(p string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stats.Local.Examined++
+	o.checked++
+	if fn := o.s.cfg.Progress; fn != nil && o.s.cfg.ProgressChecks {
+		fn(Progress{Op: o.stats.Op, Phase: "check", Path: p, Checked: o.checked})
+	}
 }
 
 func (o *op) backend() backend.Backend { return o.b }
@@ -122,6 +157,7 @@ func (o *op) conflict(p, reason string) {
 	defer o.mu.Unlock()
 	o.stats.Files.Conflicts++
 	o.stats.Conflicts = append(o.stats.Conflicts, Conflict{Path: p, Reason: reason})
+	o.changeLocked(Change{Path: p, Action: ActionConflict, Reason: reason})
 }
 
 func (o *op) add(fn func(st *Stats)) {

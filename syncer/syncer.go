@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -41,7 +42,7 @@ type Config struct {
 	// CommitAttempts bounds compare-and-swap retries of one commit.
 	CommitAttempts int
 	// Lazy selects the files a MetadataOnly pull leaves unhydrated; nil
-	// means DefaultLazy.
+	// selects none. silt builds in no layout: see LazyGlobs, DefaultLazy.
 	Lazy func(path string) bool
 	// Owner, with Namespace, registers the namespace to this owner (a
 	// repository id) at Open; a namespace owned by another is refused.
@@ -50,18 +51,40 @@ type Config struct {
 	// transfers. Calls come one at a time, from transfer goroutines; it
 	// must return quickly.
 	Progress func(Progress)
+	// ProgressChecks also calls Progress with Phase "check" for each file
+	// compared before transfers start (the walk of a push, the plan of a
+	// pull), so a host can show that work.
+	ProgressChecks bool
 	// CommitLock serialises commits on stores without compare-and-swap
 	// (Capabilities().ConditionalPut false). Stores with it never need one.
 	CommitLock CommitLocker
+	// OnChange, when set, is called once per file an operation uploads,
+	// downloads, deletes, removes, skips or finds in conflict, in the
+	// order they complete. Calls come one at a time; it must return quickly.
+	OnChange func(Change)
+	// MaxChanges bounds Stats.Changes (the rest are counted in
+	// Stats.ChangesOmitted); 0 means DefaultMaxChanges, negative keeps none.
+	MaxChanges int
+	// Logger, when set, receives one record per finished Pull or Push
+	// (info; warn when it failed) and, at debug, one per change. Nil is
+	// silent. Requests are logged by wrapping the Backend (wrap.Log).
+	Logger *slog.Logger
 }
 
-// Progress reports one finished transfer of a running operation.
+// Progress reports one finished transfer of a running operation, or (with
+// Phase "check") one more file compared before transfers begin.
 type Progress struct {
 	Op    string // "pull" or "push"
-	Path  string // the file just transferred
+	Phase string // "check" while comparing, "transfer" per file moved
+	Path  string // the file just transferred (or checked)
 	Bytes int64  // its size
 	Done  int    // files transferred so far in this operation
 	Total int    // files this operation plans to transfer
+	// DoneBytes and TotalBytes are the payload bytes moved so far and
+	// planned; Checked counts the files compared so far.
+	DoneBytes  int64
+	TotalBytes int64
+	Checked    int
 }
 
 // CommitLocker is a distributed lock a commit can be made under;
@@ -117,9 +140,6 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	}
 	if cfg.CommitAttempts <= 0 {
 		cfg.CommitAttempts = DefaultCommitAttempts
-	}
-	if cfg.Lazy == nil {
-		cfg.Lazy = DefaultLazy
 	}
 	root := cfg.Backend
 	localRoot := dir
@@ -185,8 +205,9 @@ func ValidateNamespace(ns string) error {
 // Dir/{Namespace} with a namespace.
 func (s *Syncer) Root() string { return s.local.path }
 
-// DefaultLazy selects files named "raw" under "data/": the large payloads a
-// MetadataOnly pull leaves for HydrateFile.
+// DefaultLazy selects files named "raw" under "data/": the large payloads of
+// silt's reference host layout. Open no longer applies it; a host that wants
+// it sets Config.Lazy to it.
 func DefaultLazy(p string) bool {
 	return under(p, "data") && (p == "raw" || filepath.Base(p) == "raw")
 }

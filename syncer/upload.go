@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -61,6 +62,7 @@ func (pm *prepared) normalize() *prepared {
 // prepare plans the push, checks it against the committed index and
 // uploads the data. It commits nothing.
 func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepared, error) {
+	o.dryRun = opts.DryRun
 	lp, err := s.planLocal(ctx, o, opts)
 	if err != nil {
 		return nil, err
@@ -118,11 +120,23 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 			pm.removals[r.path] = e.SHA256
 		}
 	}
-	if opts.MaxDelete > 0 && len(pm.removals) > opts.MaxDelete {
+	tooMany := opts.MaxDelete > 0 && len(pm.removals) > opts.MaxDelete
+	if opts.DryRun {
+		// A dry run lists every planned action, past the guard too.
+		for _, u := range sends {
+			o.change(Change{Path: u.path, Action: ActionUpload, Bytes: u.local.size, DryRun: true})
+		}
+		for _, p := range slices.Sorted(maps.Keys(pm.removals)) {
+			o.change(Change{Path: p, Action: ActionDelete, DryRun: true})
+		}
+		if !tooMany {
+			o.add(func(st *Stats) { st.Files.Uploaded = len(sends); st.Files.Deleted = len(pm.removals) })
+		}
+	}
+	if tooMany {
 		return nil, fmt.Errorf("%w: %d planned, limit %d", ErrTooManyDeletes, len(pm.removals), opts.MaxDelete)
 	}
 	if opts.DryRun {
-		o.add(func(st *Stats) { st.Files.Uploaded = len(sends); st.Files.Deleted = len(pm.removals) })
 		return pm, nil
 	}
 	if err := s.uploadAll(ctx, o, pm, sends); err != nil {
@@ -194,6 +208,11 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 		}
 		bySHA[u.sha] = append(bySHA[u.sha], u)
 	}
+	var bytes int64
+	for _, sha := range order {
+		bytes += bySHA[sha][0].local.size
+	}
+	o.planned(bytes)
 	var mu sync.Mutex
 	moved := 0
 	g, gctx := errgroup.WithContext(ctx)
@@ -214,8 +233,10 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 				}
 				if sent {
 					o.add(func(st *Stats) { st.Files.Uploaded++; st.Bytes.Up += u.local.size })
+					o.change(Change{Path: u.path, Action: ActionUpload, Bytes: u.local.size})
 				} else {
 					o.add(func(st *Stats) { st.Files.Deduplicated++ })
+					o.change(Change{Path: u.path, Action: ActionDedup, Bytes: u.local.size})
 				}
 				stored = true
 				uploader = u.path
@@ -231,6 +252,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 				}
 				if u.path != uploader {
 					o.add(func(st *Stats) { st.Files.Deduplicated++ })
+					o.change(Change{Path: u.path, Action: ActionDedup, Bytes: u.local.size})
 				}
 				pm.upserts[u.path] = index.Entry{Size: u.local.size, SHA256: u.sha}
 				pm.bases[u.path] = u.base()

@@ -85,7 +85,13 @@ func runDemo(ctx context.Context, c *cli, args []string) (err error) {
 	if c.json {
 		return c.printJSON(map[string]any{"op": "demo", "dir": root, "url": d.url, "steps": d.steps, "ok": true})
 	}
-	c.printf("\nThe same with the command line:\n  silt init --dir ./a %s\n  silt push --dir ./a\n  silt init --dir ./b %s\n  silt pull --dir ./b --scope data/acme/nlp/en/bert\n", d.url, d.url)
+	u := d.url
+	if *dir == "" {
+		// The demo's bucket is removed on return: point at one that lasts.
+		u = "file:///tmp/silt-bucket"
+		c.printf("\nThe demo's bucket and caches were temporary and are removed now (keep them with --dir).")
+	}
+	c.printf("\nThe same with the command line:\n  silt init --dir ./a %s\n  silt push --dir ./a -v\n  silt init --dir ./b %s\n  silt pull --dir ./b --scope data/acme/nlp/en/bert -v\n", u, u)
 	return nil
 }
 

@@ -63,7 +63,7 @@ func classify(err error) (code int, hint string) {
 	var fe *index.FormatError
 	switch {
 	case errors.As(err, &ue):
-		return exitUsage, "see: silt " + "<command> --help"
+		return exitUsage, "see: silt --help"
 	case errors.As(err, &re):
 		return exitRefused, re.hint
 	case errors.Is(err, syncer.ErrTooManyDeletes):
@@ -114,6 +114,17 @@ func (c *cli) fail(err error) int {
 	name := "silt"
 	if c.cmd != nil {
 		name = "silt " + c.cmd.name
+		var ue *usageError
+		if errors.As(err, &ue) {
+			hint = "see: " + name + " --help"
+		}
+	}
+	if sig := c.signal; sig != nil {
+		code, hint = sig.code, "interrupted by "+sig.name+"; running the same command again is safe"
+		err = fmt.Errorf("interrupted (%s): %w", sig.name, err)
+	}
+	if isTerminal(c.stderr) {
+		fmt.Fprint(c.stderr, "\r\033[K") // the message starts a clean line, not over a progress bar
 	}
 	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 	fmt.Fprintf(c.stderr, "%s: %s\n", name, msg)
@@ -125,11 +136,16 @@ func (c *cli) fail(err error) int {
 		if c.cmd != nil {
 			op = c.cmd.name
 		}
-		out := map[string]any{"op": op, "error": msg, "exit": code}
-		if hint != "" {
-			out["hint"] = hint
+		extra := map[string]any{"error": msg, "exit": code}
+		if c.out == nil {
+			extra["op"] = op
 		}
-		_ = c.printJSON(out)
+		if hint != "" {
+			extra["hint"] = hint
+		}
+		if jerr := c.flushJSON(extra); jerr != nil {
+			fmt.Fprintf(c.stderr, "%s: write JSON: %v\n", name, jerr)
+		}
 	}
 	return code
 }

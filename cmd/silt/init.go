@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/index"
@@ -30,7 +32,7 @@ func readBinding(dir string) (binding, error) {
 	data, err := os.ReadFile(configPath(dir))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return binding{}, withHint(fmt.Errorf("%s is not a silt cache (no %s)", dir, configPath(dir)),
-			fmt.Sprintf("bind it to a bucket first: silt init --dir %s URL", dir))
+			fmt.Sprintf("run inside a cache (or pass --dir, or set %s), or bind this directory first: silt init --dir %s URL", envDir, dir))
 	}
 	if err != nil {
 		return binding{}, err
@@ -67,7 +69,7 @@ func openURL(ctx context.Context, url string) (backend.Backend, error) {
 		return nil, withHint(fmt.Errorf("open %s: %w", url, err),
 			"check the URL; stores this silt knows: "+joinSchemes()+" (file:///abs/dir, s3://bucket/prefix, gs://bucket)")
 	}
-	return b, nil
+	return logged(ctx, b), nil
 }
 
 func joinSchemes() string {
@@ -101,6 +103,7 @@ func (bd *bound) Close() {
 // openBound opens the cache directory dir through its binding, with a
 // progress bar when stderr is a terminal.
 func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
+	dir = c.findDir(dir)
 	cfg, err := readBinding(dir)
 	if err != nil {
 		return nil, err
@@ -112,7 +115,8 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress()})
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress(), ProgressChecks: true,
+		OnChange: c.onChange(), MaxChanges: c.maxChanges(), Logger: c.logger, Lazy: c.lazy})
 	if errors.Is(err, syncer.ErrBusy) {
 		// A silt serve that started while we waited owns it now.
 		if bd, serr := openServed(ctx, dir, cfg); bd != nil && serr == nil {
@@ -129,7 +133,7 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 
 // dirFlag declares --dir.
 func dirFlag(fs *flag.FlagSet) *string {
-	return fs.String("dir", ".", "the cache directory")
+	return fs.String("dir", "", "the cache directory (default: $SILT_DIR, else the nearest directory at or above the working directory bound with silt init)")
 }
 
 // namespaceOf applies --namespace to a bucket: the namespace root.
@@ -159,6 +163,12 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	pos, err := c.parse(fs, args, 1, 1)
 	if err != nil {
 		return err
+	}
+	if *dir == "" {
+		// init never searches upward: that would bind the enclosing cache.
+		if *dir = os.Getenv(envDir); *dir == "" {
+			*dir = "."
+		}
 	}
 	cfg := binding{URL: pos[0], Namespace: *ns}
 	if cfg.Namespace != "" {
@@ -193,18 +203,80 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 		return fmt.Errorf("open cache %s: %w", *dir, err)
 	}
 	s.Close()
-	data, _ := json.MarshalIndent(cfg, "", "  ")
-	if err := os.WriteFile(configPath(*dir), append(data, '\n'), 0o644); err != nil {
+	var data bytes.Buffer
+	if err := writeJSON(&data, cfg); err != nil {
+		return err
+	}
+	if err := os.WriteFile(configPath(*dir), data.Bytes(), 0o644); err != nil {
 		return err
 	}
 	abs, _ := filepath.Abs(*dir)
 	m := snap.Manifest()
-	return c.result(map[string]any{"op": "init", "dir": abs, "url": cfg.URL, "namespace": cfg.Namespace,
-		"seq": m.Seq, "entries": m.Entries()}, func() {
+	dataRoot := filepath.Join(abs, cfg.Namespace)
+	local := countFiles(dataRoot)
+	stray := strayEntries(abs, cfg.Namespace)
+	next := nextStep(*dir, local, m.Entries())
+	out := map[string]any{"op": "init", "dir": abs, "url": cfg.URL, "namespace": cfg.Namespace,
+		"seq": m.Seq, "entries": m.Entries(), "local_files": local, "next": next}
+	if len(stray) > 0 {
+		out["ignored"] = stray
+	}
+	return c.result(out, func() {
 		c.printf("bound %s to %s", abs, cfg.URL)
 		if cfg.Namespace != "" {
 			c.printf(" (namespace %s)", cfg.Namespace)
 		}
-		c.printf("; the bucket holds %d files at seq %d. Next: silt pull --dir %s\n", m.Entries(), m.Seq, *dir)
+		c.printf("; the bucket holds %d files at seq %d, the directory %d.\nNext: %s\n", m.Entries(), m.Seq, local, next)
+		if len(stray) > 0 {
+			c.printf("note: with --namespace %s only files under %s sync; %s %s ignored (move them under %s/)\n",
+				cfg.Namespace, dataRoot, strings.Join(stray, ", "), map[bool]string{true: "is", false: "are"}[len(stray) == 1], dataRoot)
+		}
 	})
+}
+
+// nextStep is init's advice, from what the directory and the bucket hold.
+func nextStep(dir string, local, remote int) string {
+	switch {
+	case local == 0 && remote == 0:
+		return fmt.Sprintf("put files in %s, then silt push --dir %s", dir, dir)
+	case local == 0:
+		return "silt pull --dir " + dir
+	case remote == 0:
+		return fmt.Sprintf("silt push --dir %s (uploads the %d files already there)", dir, local)
+	}
+	return fmt.Sprintf("silt pull --dir %s (files that differ from the bucket's stay as they are and are listed as conflicts), then silt push --dir %s", dir, dir)
+}
+
+// countFiles counts the regular files under root, outside silt's own
+// directories; an unreadable part counts as nothing (the count is advice).
+func countFiles(root string) int {
+	n := 0
+	_ = filepath.WalkDir(root, func(p string, d iofs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && d.Name() == syncer.InternalDir:
+			return filepath.SkipDir
+		case d.Type().IsRegular():
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// strayEntries lists what lies in dir outside the namespace's directory,
+// which a cache with a namespace never syncs.
+func strayEntries(dir, ns string) []string {
+	if ns == "" {
+		return nil
+	}
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if e.Name() != syncer.InternalDir && e.Name() != ns {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
 }

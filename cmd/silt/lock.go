@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/siltsync/silt/backend"
@@ -18,11 +19,12 @@ const lockPrefix = syncer.InternalDir + "/locks/"
 var lockCmd = &command{
 	name:    "lock",
 	args:    "acquire|release|inspect|force-release KEY",
-	summary: "take, inspect and free a distributed lock in the bucket (object .silt/locks/KEY)",
+	summary: "take, inspect and free a distributed lock in the bucket (object .silt/locks/KEY); other commands ignore it unless told to use it (silt push --lock KEY)",
 	example: "silt lock acquire --dir ./cache --ttl 30m deploy     # prints the nonce and fencing token\n" +
 		"silt lock release --dir ./cache --nonce 3f9c... deploy\n" +
 		"silt lock inspect --url s3://my-bucket deploy\n" +
-		"silt lock force-release --url s3://my-bucket deploy    # break a dead holder's lock",
+		"silt lock force-release --url s3://my-bucket deploy    # break a dead holder's lock\n" +
+		"silt push --lock deploy    # a push honours the lock only when told to",
 	run: runLock,
 }
 
@@ -139,7 +141,11 @@ func infoJSON(i lock.Info) map[string]any {
 // lockRoot opens the bucket of --url, or of the cache --dir is bound to,
 // at its namespace root.
 func lockRoot(ctx context.Context, dir, url, ns string) (backend.Backend, backend.Backend, error) {
+	if url == "" && dir == "" {
+		url = os.Getenv(envRemote)
+	}
 	if url == "" {
+		dir = (&cli{}).findDir(dir)
 		cfg, err := readBinding(dir)
 		if err != nil {
 			return nil, nil, err

@@ -36,21 +36,51 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		initCmd, pullCmd, pushCmd, syncCmd, statusCmd, hydrateCmd,
+		initCmd, pullCmd, pushCmd, syncCmd, statusCmd, resolveCmd, hydrateCmd,
 		verifyCmd, lockCmd, lsCmd, catCmd, logCmd, checkCmd, exportCmd, gcCmd, conformanceCmd, demoCmd, versionCmd,
 	}
 }
 
+// Exit codes of a run cut short by a signal: 128 + its number, as shells
+// report it.
+const (
+	exitSIGINT  = 130
+	exitSIGTERM = 143
+)
+
+// signalCause is the cause of the context of a run cut short by a signal.
+type signalCause struct {
+	name string
+	code int
+}
+
+func (s *signalCause) Error() string { return s.name }
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig, more := <-sigs
+		if !more {
+			return
+		}
+		cause := &signalCause{"SIGINT", exitSIGINT}
+		if sig == syscall.SIGTERM {
+			cause = &signalCause{"SIGTERM", exitSIGTERM}
+		}
+		signal.Stop(sigs) // a second signal kills at once, as users expect
+		cancel(cause)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
+	cancel(nil)
 	os.Exit(code)
 }
 
 // run executes one command line and returns its exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{stdout: stdout, stderr: stderr}
+	c := &cli{stdout: stdout, stderr: stderr, jsonChanges: defaultJSONChanges}
 	if len(args) == 0 {
 		topUsage(stderr)
 		return exitUsage
@@ -75,9 +105,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	c.cmd = cmd
-	err := cmd.run(withCLI(ctx, c), c, args[1:])
+	err := cmd.run(withLogger(withCLI(ctx, c), &c.logger), c, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
+	}
+	if sc := (*signalCause)(nil); err != nil && errors.As(context.Cause(ctx), &sc) {
+		c.signal = sc
+	}
+	if err == nil && c.json {
+		err = c.flushJSON(nil)
 	}
 	return c.fail(err)
 }
@@ -96,7 +132,18 @@ func topUsage(w io.Writer) {
 	for _, cmd := range commands {
 		fmt.Fprintf(w, "  %-12s %s\n", cmd.name, cmd.summary)
 	}
-	fmt.Fprint(w, "\nEvery command takes --help and --json. Exit codes: 0 success, 1 error, 2 usage, 3 refused (a guard or a conflict).\nTry it: silt demo\n")
+	fmt.Fprint(w, "\nEvery command takes --help, --json, -v and --log-level. Exit codes: 0 success, 1 error, 2 usage, 3 refused (a guard or a conflict), 130/143 interrupted (SIGINT/SIGTERM).\n"+
+		"Inside a cache no --dir is needed: silt finds it upward from the working directory ($SILT_DIR overrides); commands that read a bucket take its URL ($SILT_REMOTE overrides).\n\n"+
+		"Examples:\n"+
+		"  silt demo\n"+
+		"  silt push -v                         # one line per file on stderr\n"+
+		"  silt push --dry-run                  # every change it would make\n"+
+		"  silt pull --json --json-changes 100  # at most 100 entries in changes\n"+
+		"  silt resolve --keep-local PATH       # or --take-remote, --all\n"+
+		"  silt pull --lazy '**/*.bin'          # then: silt hydrate DIR\n"+
+		"  silt push --lock deploy              # commit under a distributed lock\n"+
+		"  silt sync --log-level debug --log-format json\n"+
+		"  SILT_REMOTE=s3://my-bucket silt ls data/\n")
 }
 
 // newFlags returns the FlagSet of c's command with the flags every command
@@ -107,6 +154,8 @@ func (c *cli) newFlags() *flag.FlagSet {
 	fs.SetOutput(c.stderr)
 	fs.BoolVar(&c.json, "json", false, "print exactly one JSON object on stdout")
 	timeoutFlag(fs, c)
+	c.logFlags(fs)
+	fs.BoolVar(&c.verbose, "v", false, "verbose: one line per file uploaded, downloaded, deleted, removed, skipped or in conflict, on stderr")
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: silt %s [flags] %s\n\n%s\n\nFlags:\n", cmd.name, cmd.args, cmd.summary)
@@ -152,6 +201,9 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, er
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
+	}
+	if err := c.setupLog(); err != nil {
+		return nil, err
 	}
 	switch {
 	case len(pos) < min:

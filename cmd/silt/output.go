@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -18,33 +19,95 @@ type cli struct {
 	json   bool // --json: one JSON object on stdout, nothing else there
 	// timeout is --timeout: how long a store request may make no progress.
 	timeout time.Duration
+
+	verbose     bool // -v: one line per file on stderr
+	dryRun      bool // --dry-run: every planned change is listed
+	jsonChanges int  // --json-changes
+
+	cwd string // the working directory, when the cache was found above it
+
+	// out is the --json result, printed once when the command ends: alone
+	// on success, with the error merged in on failure (exactly one object).
+	out any
+
+	signal *signalCause // the signal that cut the run short, if any
+
+	logLevel, logFormat string       // --log-level, --log-format
+	logger              *slog.Logger // nil: no log
+
+	meter *meter // the progress line on a terminal, if any
+
+	lazy func(string) bool // pull --lazy: the syncer's Config.Lazy
 }
 
 // printf writes human output; with --json it writes nothing.
 func (c *cli) printf(format string, args ...any) {
 	if !c.json {
+		c.meter.clear()
 		fmt.Fprintf(c.stdout, format, args...)
 	}
 }
 
 // printJSON writes v as the command's one JSON object.
-func (c *cli) printJSON(v any) error {
-	enc := json.NewEncoder(c.stdout)
+func (c *cli) printJSON(v any) error { return writeJSON(c.stdout, v) }
+
+// writeJSON writes v indented, with "&", "<" and ">" as themselves: the
+// output is read by people and JSON parsers, never embedded in HTML.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 
-// result prints v as JSON, or calls human when --json is off.
+// result keeps v as the --json result (printed when the command ends, see
+// out), or calls human when --json is off.
 func (c *cli) result(v any, human func()) error {
 	if c.json {
-		return c.printJSON(v)
+		c.out = v
+		return nil
 	}
 	human()
 	return nil
 }
 
+// partial keeps the statistics of an operation that failed part way, so
+// that the --json error object carries them.
+func (c *cli) partial(v any) {
+	if c.out == nil {
+		c.out = v
+	}
+}
+
+// flushJSON prints the kept --json result, with fields merged in (the
+// error, its exit code and hint). A result that is not an object goes
+// under "result".
+func (c *cli) flushJSON(extra map[string]any) error {
+	if c.out == nil && extra == nil {
+		return nil
+	}
+	obj := map[string]any{}
+	if c.out != nil {
+		data, err := json.Marshal(c.out)
+		if err != nil {
+			return err
+		}
+		if json.Unmarshal(data, &obj) != nil {
+			obj = map[string]any{"result": c.out}
+		}
+	}
+	for k, v := range extra {
+		obj[k] = v
+	}
+	c.out = nil
+	return c.printJSON(obj)
+}
+
 // statsLine is the one-line human summary of an operation.
-func statsLine(st syncer.Stats) string {
+func statsLine(st syncer.Stats) string { return statsLineDry(st, false) }
+
+// statsLineDry is statsLine; a dry run's counts say what would happen.
+func statsLineDry(st syncer.Stats, dry bool) string {
 	f := st.Files
 	var parts []string
 	add := func(n int, what string) {
@@ -52,15 +115,21 @@ func statsLine(st syncer.Stats) string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, what))
 		}
 	}
-	add(f.Downloaded, "downloaded")
-	add(f.Uploaded, "uploaded")
-	add(f.Deleted, "deleted remotely")
-	add(f.Removed, "removed locally")
-	add(f.Unchanged, "unchanged")
+	if dry {
+		add(f.Uploaded, "to upload")
+		add(f.Deleted, "to delete remotely")
+	} else {
+		add(f.Downloaded, "downloaded")
+		add(f.Uploaded, "uploaded")
+		add(f.Deduplicated, "deduplicated")
+		add(f.Deleted, "deleted remotely")
+		add(f.Removed, "removed locally")
+	}
 	add(f.Conflicts, "conflicts")
 	if len(parts) == 0 {
 		parts = append(parts, "nothing to do")
 	}
+	add(f.Unchanged, "unchanged")
 	r := st.Requests
 	reqs := r.Get + r.Put + r.List + r.Delete + r.Stat
 	return fmt.Sprintf("%-8s seq %d: %s; %s down, %s up; %d request%s (%d get, %d put, %d list, %d delete, %d stat); %d local files examined; %.1f ms",
@@ -70,7 +139,7 @@ func statsLine(st syncer.Stats) string {
 
 // printStats prints an operation's summary line and its conflicts.
 func (c *cli) printStats(st syncer.Stats) {
-	c.printf("%s\n", statsLine(st))
+	c.printf("%s\n", statsLineDry(st, c.dryRun))
 	for _, cf := range st.Conflicts {
 		c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
 	}
@@ -97,6 +166,7 @@ func sumStats(a, b syncer.Stats) syncer.Stats {
 	a.Files.Deleted += b.Files.Deleted
 	a.Files.Removed += b.Files.Removed
 	a.Files.Unchanged += b.Files.Unchanged
+	a.Files.Deduplicated += b.Files.Deduplicated
 	a.Files.Conflicts += b.Files.Conflicts
 	a.Bytes.Down += b.Bytes.Down
 	a.Bytes.Up += b.Bytes.Up
@@ -108,6 +178,8 @@ func sumStats(a, b syncer.Stats) syncer.Stats {
 	a.Local.Examined += b.Local.Examined
 	a.Phases = append(a.Phases, b.Phases...)
 	a.Conflicts = append(a.Conflicts, b.Conflicts...)
+	a.Changes = append(a.Changes, b.Changes...)
+	a.ChangesOmitted += b.ChangesOmitted
 	a.Ms += b.Ms
 	a.Seq = max(a.Seq, b.Seq)
 	return a

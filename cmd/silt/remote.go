@@ -40,15 +40,18 @@ type lsEntry struct {
 
 var lsCmd = &command{
 	name:    "ls",
-	args:    "URL [PREFIX]",
+	args:    "[URL] [PREFIX]",
 	summary: "list committed files through the index (never by listing the bucket)",
-	example: "silt ls file:///srv/bucket\nsilt ls --namespace team-a s3://my-bucket data/acme --long",
+	example: "silt ls file:///srv/bucket\nsilt ls --namespace team-a s3://my-bucket data/acme --long\nsilt ls data/acme          # inside a cache: its bound bucket (or $SILT_REMOTE)",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		ns := fs.String("namespace", "", "the namespace to read")
 		long := fs.Bool("long", false, "show sha256 and commit seq")
-		pos, err := c.parse(fs, args, 1, 2)
+		pos, err := c.parse(fs, args, 0, 2)
 		if err != nil {
+			return err
+		}
+		if pos, err = c.withRemote(pos, 0, 2, ns); err != nil {
 			return err
 		}
 		prefix := ""
@@ -89,14 +92,17 @@ var lsCmd = &command{
 
 var catCmd = &command{
 	name:    "cat",
-	args:    "URL PATH",
+	args:    "[URL] PATH",
 	summary: "print a committed file, read from its content-addressed object and verified by sha256",
-	example: "silt cat file:///srv/bucket data/acme/bert/state/latest",
+	example: "silt cat file:///srv/bucket data/acme/bert/state/latest\nSILT_REMOTE=s3://my-bucket silt cat data/acme/bert/state/latest",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		ns := fs.String("namespace", "", "the namespace to read")
-		pos, err := c.parse(fs, args, 2, 2)
+		pos, err := c.parse(fs, args, 1, 2)
 		if err != nil {
+			return err
+		}
+		if pos, err = c.withRemote(pos, 1, 2, ns); err != nil {
 			return err
 		}
 		url, p := pos[0], pos[1]
@@ -151,16 +157,19 @@ func (w *sliceWriter) Write(p []byte) (int, error) { *w.b = append(*w.b, p...); 
 
 var gcCmd = &command{
 	name:    "gc",
-	args:    "URL",
+	args:    "[URL]",
 	summary: "remove shards, data objects and manifest history no snapshot of the grace period references (mark and sweep)",
-	example: "silt gc --dry-run s3://my-bucket\nsilt gc --older-than 24h --namespace team-a s3://my-bucket",
+	example: "silt gc --dry-run s3://my-bucket\nsilt gc --older-than 24h --namespace team-a s3://my-bucket\nsilt gc --dry-run           # inside a cache: its bound bucket (or $SILT_REMOTE)",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		ns := fs.String("namespace", "", "the namespace to collect")
 		dry := fs.Bool("dry-run", false, "report what would be removed, removing nothing")
 		older := fs.Duration("older-than", index.DefaultGCOlderThan, "grace period: snapshots current within it stay whole, and younger unreferenced objects are kept")
-		pos, err := c.parse(fs, args, 1, 1)
+		pos, err := c.parse(fs, args, 0, 1)
 		if err != nil {
+			return err
+		}
+		if pos, err = c.withRemote(pos, 0, 1, ns); err != nil {
 			return err
 		}
 		if *older < 0 {
@@ -201,14 +210,17 @@ var gcCmd = &command{
 
 var verifyCmd = &command{
 	name:    "verify",
-	args:    "URL",
+	args:    "[URL]",
 	summary: "check a store is reachable, its index readable, and that it honours If-None-Match and If-Match",
-	example: "silt verify s3://my-bucket/silt?region=eu-west-1",
+	example: "silt verify s3://my-bucket/silt?region=eu-west-1\nsilt verify                 # inside a cache: its bound bucket (or $SILT_REMOTE)",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		ns := fs.String("namespace", "", "also read this namespace's index")
-		pos, err := c.parse(fs, args, 1, 1)
+		pos, err := c.parse(fs, args, 0, 1)
 		if err != nil {
+			return err
+		}
+		if pos, err = c.withRemote(pos, 0, 1, ns); err != nil {
 			return err
 		}
 		b, root, err := openRoot(ctx, pos[0], *ns)
@@ -296,13 +308,9 @@ var conformanceCmd = &command{
 			c.printf("\n")
 		})
 		cleanErr := removePrefix(context.WithoutCancel(ctx), b, scratch)
-		if c.json {
-			if err := c.printJSON(map[string]any{"op": "conformance", "url": pos[0], "checks": results, "failed": failed}); err != nil {
-				return err
-			}
-		} else {
+		_ = c.result(map[string]any{"op": "conformance", "url": pos[0], "checks": results, "failed": failed}, func() {
 			c.printf("%d checks, %d failed\n", len(results), failed)
-		}
+		})
 		if cleanErr != nil {
 			return fmt.Errorf("conformance %s: clean up %s: %w", pos[0], scratch, cleanErr)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,7 +18,7 @@ var serveCmd = &command{
 	name:    "serve",
 	args:    "",
 	summary: "own a cache directory and serve its operations over a local JSON API (Unix socket DIR/.silt/serve.sock; see serve/API.md)",
-	example: "silt serve --dir ./cache\nsilt serve --dir ./cache --listen 127.0.0.1:7420 --token-file ~/.silt-token",
+	example: "silt serve --dir ./cache\nsilt serve --dir ./cache --listen 127.0.0.1:7420 --token-file ~/.silt-token\nsilt serve --dir ./cache --lazy 'data/**/raw' --lazy '**/*.bin'",
 	run:     runServe,
 }
 
@@ -31,8 +32,17 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 	listen := fs.String("listen", "", "also listen on this loopback address (127.0.0.1:PORT); needs --token-file")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token TCP clients must send")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGINT/SIGTERM, how long running operations may finish before they are cancelled")
+	var lazy stringsFlag
+	fs.Var(&lazy, "lazy", "files a metadataOnly pull records without downloading (a glob, ** spans directories; repeatable; default 'data/**/raw', as pull --metadata-only)")
 	if _, err := c.parse(fs, args, 0, 0); err != nil {
 		return err
+	}
+	if len(lazy) == 0 {
+		lazy = stringsFlag{"data/**/raw"}
+	}
+	lazyFn, err := syncer.LazyGlobs(lazy...)
+	if err != nil {
+		return usagef("--lazy: %v", err)
 	}
 	token, err := serveToken(*listen, *tokenFile)
 	if err != nil {
@@ -52,7 +62,7 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	defer b.Close()
-	srv, err := serve.Open(ctx, serve.Config{Syncer: syncer.Config{Backend: b, Dir: *dir, Namespace: cfg.Namespace}, Token: token})
+	srv, err := serve.Open(ctx, serve.Config{Syncer: syncer.Config{Backend: b, Dir: *dir, Namespace: cfg.Namespace, Lazy: lazyFn, Logger: c.logger}, Token: token})
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", *dir, err)
 	}
@@ -141,6 +151,8 @@ type engine interface {
 	MarkDirty(path string) error
 	Status(ctx context.Context, remote bool) (syncer.Status, error)
 	HydrateFile(ctx context.Context, path string) (bool, syncer.Stats, error)
+	Resolve(ctx context.Context, opts syncer.ResolveOptions) (syncer.Stats, error)
+	Root() string
 	Close() error
 }
 
@@ -155,14 +167,29 @@ func openServed(ctx context.Context, dir string, cfg binding) (*bound, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reach the silt serve owning %s: %w", dir, err)
 	}
-	return &bound{dir: dir, cfg: cfg, s: &served{ctx: ctx, c: cl}}, nil
+	root := dir
+	if cfg.Namespace != "" {
+		root = filepath.Join(dir, cfg.Namespace)
+	}
+	return &bound{dir: dir, cfg: cfg, s: &served{ctx: ctx, c: cl, root: root}}, nil
 }
 
 // served adapts the service's client to engine. It keeps the command's
 // context for MarkDirty, whose library signature has none.
 type served struct {
-	ctx context.Context
-	c   *serve.Client
+	ctx  context.Context
+	c    *serve.Client
+	root string // the cache's data root: DIR, or DIR/NAMESPACE
+}
+
+func (s *served) Root() string { return s.root }
+
+// errServedResolve is returned by resolve on a directory a service owns:
+// the service API has no resolve call yet.
+var errServedResolve = errors.New("silt serve owns this directory and cannot resolve conflicts yet; stop the service, resolve, then start it again")
+
+func (s *served) Resolve(context.Context, syncer.ResolveOptions) (syncer.Stats, error) {
+	return syncer.Stats{Op: "resolve"}, errServedResolve
 }
 
 func (s *served) Pull(ctx context.Context, opts syncer.PullOptions) (syncer.Stats, error) {

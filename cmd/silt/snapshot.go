@@ -13,14 +13,17 @@ import (
 
 var logCmd = &command{
 	name:    "log",
-	args:    "URL",
+	args:    "[URL]",
 	summary: "list the snapshots still readable: the current one and the manifest history GC has kept",
-	example: "silt log s3://my-bucket",
+	example: "silt log s3://my-bucket\nsilt log                    # inside a cache: its bound bucket (or $SILT_REMOTE)",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		ns := fs.String("namespace", "", "the namespace to read")
-		pos, err := c.parse(fs, args, 1, 1)
+		pos, err := c.parse(fs, args, 0, 1)
 		if err != nil {
+			return err
+		}
+		if pos, err = c.withRemote(pos, 0, 1, ns); err != nil {
 			return err
 		}
 		b, root, err := openRoot(ctx, pos[0], *ns)
@@ -71,16 +74,19 @@ func snapshotAt(ctx context.Context, url, ns, seq string) (*index.Snapshot, func
 
 var checkCmd = &command{
 	name:    "check",
-	args:    "URL",
+	args:    "[URL]",
 	summary: "check that every object a snapshot references exists with its size (--data: read and verify the bytes)",
-	example: "silt check s3://my-bucket\nsilt check --data --seq 41 s3://my-bucket",
+	example: "silt check s3://my-bucket\nsilt check --data --seq 41 s3://my-bucket\nsilt check                  # inside a cache: its bound bucket (or $SILT_REMOTE)",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		ns := fs.String("namespace", "", "the namespace to read")
 		seq := fs.String("seq", "", "check this snapshot instead of the current one")
 		data := fs.Bool("data", false, "read every object and verify its sha256")
-		pos, err := c.parse(fs, args, 1, 1)
+		pos, err := c.parse(fs, args, 0, 1)
 		if err != nil {
+			return err
+		}
+		if pos, err = c.withRemote(pos, 0, 1, ns); err != nil {
 			return err
 		}
 		snap, done, err := snapshotAt(ctx, pos[0], *ns, *seq)
@@ -104,7 +110,7 @@ var checkCmd = &command{
 
 var exportCmd = &command{
 	name:    "export",
-	args:    "URL DEST",
+	args:    "[URL] DEST",
 	summary: "materialise a snapshot at real paths in DEST (a directory, or a URL of any store), bytes verified",
 	example: "silt export s3://my-bucket ./browse\nsilt export --seq 41 --prefix data/acme s3://my-bucket file:///srv/acme-at-41",
 	run: func(ctx context.Context, c *cli, args []string) error {
@@ -112,8 +118,11 @@ var exportCmd = &command{
 		ns := fs.String("namespace", "", "the namespace to read")
 		seq := fs.String("seq", "", "export this snapshot instead of the current one")
 		prefix := fs.String("prefix", "", "export only this file or directory")
-		pos, err := c.parse(fs, args, 2, 2)
+		pos, err := c.parse(fs, args, 1, 2)
 		if err != nil {
+			return err
+		}
+		if pos, err = c.withRemote(pos, 1, 2, ns); err != nil {
 			return err
 		}
 		snap, done, err := snapshotAt(ctx, pos[0], *ns, *seq)

@@ -5,8 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -24,7 +30,7 @@ func conflicted(st syncer.Stats) error {
 	}
 	return &refusedError{
 		msg:  fmt.Sprintf("%d conflicts: kept the local copies (listed above)", st.Files.Conflicts),
-		hint: "pull, resolve each conflicting file, then push",
+		hint: "see them with silt status; settle each with silt resolve --keep-local|--take-remote PATH (or --all)",
 	}
 }
 
@@ -47,24 +53,43 @@ var pullCmd = &command{
 	name:    "pull",
 	args:    "",
 	summary: "bring remote changes into the cache; --scope limits it to paths (and the index shards that cover them)",
-	example: "silt pull --dir ./cache\nsilt pull --dir ./cache --scope data/acme/bert --scope data/acme/gpt --metadata-only",
+	example: "silt pull --dir ./cache -v\nsilt pull --dir ./cache --scope data/acme/bert --scope data/acme/gpt --metadata-only\n" +
+		"silt pull --lazy '**/*.bin' --lazy 'data/**/raw'   # record these, fetch later with silt hydrate\n" +
+		"silt pull --json --json-changes 100",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
 		var scope stringsFlag
 		fs.Var(&scope, "scope", "pull only this file or directory (repeatable)")
-		meta := fs.Bool("metadata-only", false, "record large payloads (data/**/raw) without downloading them; fetch with silt hydrate")
+		meta := fs.Bool("metadata-only", false, "record large payloads (data/**/raw, as --lazy 'data/**/raw') without downloading them; fetch with silt hydrate")
+		var lazy stringsFlag
+		fs.Var(&lazy, "lazy", "record files matching this glob (** spans directories) without downloading them (repeatable); fetch with silt hydrate")
+		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
+		}
+		if *meta {
+			lazy = append(lazy, "data/**/raw")
+		}
+		if len(lazy) > 0 {
+			fn, err := syncer.LazyGlobs(lazy...)
+			if err != nil {
+				return usagef("--lazy: %v", err)
+			}
+			c.lazy = fn
 		}
 		bd, err := c.openBound(ctx, *dir)
 		if err != nil {
 			return err
 		}
 		defer bd.Close()
-		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: scope, MetadataOnly: *meta})
+		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0})
 		if err != nil {
-			return fmt.Errorf("pull %s from %s: %w", *dir, bd.cfg.URL, err)
+			c.partial(st)
+			return fmt.Errorf("pull %s from %s: %w", bd.dir, bd.cfg.URL, err)
+		}
+		if len(lazy) == 0 {
+			st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
 		}
 		if err := c.result(st, func() { c.printStats(st) }); err != nil {
 			return err
@@ -73,18 +98,45 @@ var pullCmd = &command{
 	},
 }
 
+// skipUnmatched reports each --scope path that is absent after a pull (no
+// lazy files): it matched no committed file. rclone logs such skips too.
+func (c *cli) skipUnmatched(bd *bound, scope []string, st syncer.Stats) syncer.Stats {
+	show := c.onChange()
+	for _, p := range scope {
+		if _, err := os.Lstat(filepath.Join(bd.s.Root(), filepath.FromSlash(p))); err == nil || !errors.Is(err, iofs.ErrNotExist) {
+			continue
+		}
+		ch := syncer.Change{Path: p, Action: syncer.ActionSkip, Reason: "--scope matches no committed file"}
+		if show != nil {
+			show(ch)
+		}
+		if c.maxChanges() > len(st.Changes) {
+			st.Changes = append(st.Changes, ch)
+		} else {
+			st.ChangesOmitted++
+		}
+	}
+	return st
+}
+
 var pushCmd = &command{
 	name:    "push",
 	args:    "",
 	summary: "upload local changes and commit them; without --path it walks the whole cache, so local deletions of synced files are pushed too",
-	example: "silt push --dir ./cache\nsilt push --dir ./cache --path data/acme/bert --dry-run\nsilt push --dir ./cache --max-delete 500",
-	run: func(ctx context.Context, c *cli, args []string) error {
+	example: "silt push --dir ./cache -v\nsilt push --dir ./cache --path data/acme/bert --dry-run\nsilt push --dir ./cache --max-delete 500\n" +
+		"silt push --lock deploy --lock-wait 2m   # commit under silt lock's lock, with its fencing token\n" +
+		"silt push --json --json-changes 50",
+	run: func(ctx context.Context, c *cli, args []string) (err error) {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
 		var paths stringsFlag
 		fs.Var(&paths, "path", "push only this file or directory (repeatable)")
-		dry := fs.Bool("dry-run", false, "report what the push would do, changing nothing")
+		fs.BoolVar(&c.dryRun, "dry-run", false, "list every change the push would make (past --max-delete too), changing nothing")
+		dry := &c.dryRun
 		maxDel := maxDeleteFlag(fs)
+		lockKey := fs.String("lock", "", "hold the distributed lock KEY (as silt lock acquire takes it) while pushing, and commit with its fencing token")
+		lockWait := fs.Duration("lock-wait", 0, "with --lock: how long to wait for another holder (0: try once)")
+		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
 		}
@@ -92,20 +144,43 @@ var pushCmd = &command{
 		if err != nil {
 			return err
 		}
+		if *lockKey != "" {
+			if err := backend.ValidateKey(*lockKey); err != nil {
+				return usagef("--lock: %v", err)
+			}
+		}
 		bd, err := c.openBound(ctx, *dir)
 		if err != nil {
 			return err
 		}
 		defer bd.Close()
-		st, err := push(ctx, bd, paths, syncer.PushOptions{MaxDelete: md, DryRun: *dry})
+		opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry}
+		if *lockKey != "" && !*dry {
+			lease, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+					err = fmt.Errorf("push --lock %s: release: %w", *lockKey, rerr)
+				}
+			}()
+			opts.Fence = &syncer.Fence{Key: lockPrefix + *lockKey, Token: lease.Token()}
+			ctx = lease.Context() // a lost lease stops the push
+		}
+		st, err := push(ctx, bd, c.cachePaths(bd.s.Root(), paths), opts)
 		if err != nil {
+			c.partial(st)
 			return err
 		}
 		if err := c.result(st, func() {
-			if *dry {
-				c.printf("dry run: would upload %d and delete %d files; nothing was changed\n", st.Files.Uploaded, st.Files.Deleted)
-			}
 			c.printStats(st)
+			if *dry {
+				c.printf("dry run: nothing was changed\n")
+			}
+			if stray := strayEntries(bd.dir, bd.cfg.Namespace); len(stray) > 0 {
+				c.printf("note: namespace %s syncs only %s; ignored: %s\n", bd.cfg.Namespace, bd.s.Root(), strings.Join(stray, ", "))
+			}
 		}); err != nil {
 			return err
 		}
@@ -131,12 +206,13 @@ func push(ctx context.Context, bd *bound, paths []string, opts syncer.PushOption
 var syncCmd = &command{
 	name:    "sync",
 	args:    "",
-	summary: "pull, then push the whole cache",
-	example: "silt sync --dir ./cache",
+	summary: "pull, then push the whole cache; files a --lazy pull left out stay lazy",
+	example: "silt sync --dir ./cache\nsilt sync -v --max-delete 500\nsilt sync --json --json-changes 0   # counts only",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
 		maxDel := maxDeleteFlag(fs)
+		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
 		}
@@ -149,17 +225,19 @@ var syncCmd = &command{
 			return err
 		}
 		defer bd.Close()
-		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{})
+		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{KeepLazy: true})
 		if err != nil {
-			return fmt.Errorf("sync (pull) %s from %s: %w", *dir, bd.cfg.URL, err)
+			c.partial(map[string]any{"op": "sync", "pull": pulled})
+			return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, bd.cfg.URL, err)
 		}
 		pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md})
 		if err != nil {
+			c.partial(map[string]any{"op": "sync", "pull": pulled, "push": pushed})
 			return err
 		}
 		total := sumStats(pulled, pushed)
 		out := map[string]any{"op": "sync", "seq": total.Seq, "pull": pulled, "push": pushed,
-			"files": total.Files, "bytes": total.Bytes, "requests": total.Requests, "local": total.Local, "ms": total.Ms}
+			"changes": total.Changes, "changes_omitted": total.ChangesOmitted, "files": total.Files, "bytes": total.Bytes, "requests": total.Requests, "local": total.Local, "ms": total.Ms}
 		if err := c.result(out, func() { c.printStats(pulled); c.printStats(pushed) }); err != nil {
 			return err
 		}
@@ -171,7 +249,7 @@ var statusCmd = &command{
 	name:    "status",
 	args:    "",
 	summary: "show marked paths, what a push would send, and whether the remote moved since the last pull",
-	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline",
+	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline\nsilt status            # inside a cache: also lists conflicts (reason, seq) and lazy files",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
@@ -186,7 +264,7 @@ var statusCmd = &command{
 		defer bd.Close()
 		st, err := bd.s.Status(ctx, !*offline)
 		if err != nil {
-			return fmt.Errorf("status of %s: %w", *dir, err)
+			return fmt.Errorf("status of %s: %w", bd.dir, err)
 		}
 		out := map[string]any{"op": "status", "dir": bd.dir, "url": bd.cfg.URL, "status": st}
 		var plan *syncer.Stats
@@ -195,7 +273,7 @@ var statusCmd = &command{
 			// against the remote index.
 			p, err := bd.s.Push(ctx, syncer.PushOptions{DryRun: true, All: true})
 			if err != nil {
-				return fmt.Errorf("status of %s (planning a push): %w", *dir, err)
+				return fmt.Errorf("status of %s (planning a push): %w", bd.dir, err)
 			}
 			plan = &p
 			out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts}
@@ -207,6 +285,15 @@ var statusCmd = &command{
 				for _, cf := range plan.Conflicts {
 					c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
 				}
+			}
+			if len(st.Conflicts) > 0 {
+				c.printf("conflicts: %d (settle with silt resolve --keep-local|--take-remote PATH)\n", len(st.Conflicts))
+				for _, cf := range st.Conflicts {
+					c.printf("  %s: %s (%s at seq %d)\n", cf.Path, cf.Reason, cf.Op, cf.Seq)
+				}
+			}
+			if st.Lazy > 0 {
+				c.printf("lazy: %d files recorded without their bytes (fetch with silt hydrate PATH)\n", st.Lazy)
 			}
 			c.printf("marked dirty: %d paths", len(st.Dirty))
 			if st.Overflow {
@@ -231,11 +318,12 @@ var statusCmd = &command{
 var hydrateCmd = &command{
 	name:    "hydrate",
 	args:    "PATH...",
-	summary: "download files a --metadata-only pull left out",
-	example: "silt hydrate --dir ./cache data/acme/bert/state/3/raw",
+	summary: "download files a --metadata-only pull left out: one file, or every one under a directory",
+	example: "silt hydrate --dir ./cache data/acme/bert/state/3/raw\nsilt hydrate data/acme/bert        # a whole subtree",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
+		c.changeFlags(fs)
 		paths, err := c.parse(fs, args, 1, -1)
 		if err != nil {
 			return err
@@ -246,17 +334,53 @@ var hydrateCmd = &command{
 		}
 		defer bd.Close()
 		total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
-		for _, p := range paths {
-			ok, st, err := bd.s.HydrateFile(ctx, p)
+		for _, p := range c.cachePaths(bd.s.Root(), paths) {
+			ok, st, err := hydrate(ctx, bd, p)
 			total = sumStats(total, st)
 			if err != nil {
-				return fmt.Errorf("hydrate %s in %s: %w", p, *dir, err)
+				c.partial(total)
+				return fmt.Errorf("hydrate %s in %s: %w", p, bd.dir, err)
 			}
 			if !ok {
-				return withHint(fmt.Errorf("hydrate %s: no committed entry in %s", p, bd.cfg.URL),
+				return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, bd.cfg.URL),
 					"list what the index holds with: silt ls "+bd.cfg.URL)
 			}
 		}
 		return c.result(total, func() { c.printStats(total) })
 	},
+}
+
+// hydrate fetches one file, or every file a --metadata-only pull left out
+// under a directory (a full pull of that scope, which hydrates).
+func hydrate(ctx context.Context, bd *bound, p string) (bool, syncer.Stats, error) {
+	if fi, err := os.Stat(filepath.Join(bd.s.Root(), filepath.FromSlash(p))); err != nil || !fi.IsDir() {
+		ok, st, err := bd.s.HydrateFile(ctx, p)
+		if ok || err != nil {
+			return ok, st, err
+		}
+	}
+	st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: []string{p}})
+	f := st.Files
+	return err != nil || f.Downloaded+f.Unchanged+f.Conflicts > 0, st, err
+}
+
+// acquireForPush takes the lock a push commits under: the same object as
+// silt lock's KEY in the cache's namespace.
+func acquireForPush(ctx context.Context, bd *bound, key string, wait time.Duration) (*lock.Lease, error) {
+	root, err := namespaceOf(bd.b, bd.cfg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if wait <= 0 {
+		wait = -1 // lock: try once
+	}
+	l, err := lock.New(root, lockPrefix+key, lock.Options{MaxWait: wait})
+	if err != nil {
+		return nil, err
+	}
+	lease, err := l.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("push --lock %s: %w", key, err)
+	}
+	return lease, nil
 }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Environment variables that stand in for flags and arguments, as
+// RESTIC_REPOSITORY does for restic.
+const (
+	envDir    = "SILT_DIR"    // the cache directory, when --dir is not given
+	envRemote = "SILT_REMOTE" // the bucket URL, when a command's URL is not given
+)
+
+// findDir returns the cache directory a command works on: --dir when
+// given, else $SILT_DIR, else (like git) the nearest directory at or above
+// the working directory that holds a binding, else ".". It remembers when
+// it searched, so paths on the command line can be taken relative to the
+// working directory (see cachePaths).
+func (c *cli) findDir(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	if d := os.Getenv(envDir); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(configPath(d)); err == nil {
+			c.cwd = wd
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return "."
+		}
+	}
+}
+
+// cachePaths turns paths given on the command line into cache paths: when
+// the cache was found above the working directory, a relative path is
+// relative to the working directory, as in git. root is the data root
+// (Syncer.Root).
+func (c *cli) cachePaths(root string, ps []string) []string {
+	if c.cwd == "" || len(ps) == 0 {
+		return ps
+	}
+	rel, err := filepath.Rel(root, c.cwd)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ps
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = path.Join(filepath.ToSlash(rel), p)
+		if p == "." || p == "" {
+			out[i] = filepath.ToSlash(rel)
+		}
+	}
+	return out
+}
+
+// isURL tells a bucket URL from a path argument.
+func isURL(s string) bool { return strings.Contains(s, "://") }
+
+// withRemote returns pos with a bucket URL first, for commands whose URL
+// may be left out. rest is how many arguments follow the URL at least, full
+// how many at most. The URL is pos[0] when it is one (or when all full
+// arguments are there), else $SILT_REMOTE, else the URL the cache found by
+// findDir is bound to (whose namespace applies unless --namespace is given).
+func (c *cli) withRemote(pos []string, rest, full int, ns *string) ([]string, error) {
+	if len(pos) == full || (len(pos) > rest && isURL(pos[0])) {
+		return pos, nil
+	}
+	if u := os.Getenv(envRemote); u != "" {
+		return append([]string{u}, pos...), nil
+	}
+	dir := c.findDir("")
+	if _, err := os.Stat(configPath(dir)); err != nil {
+		return nil, usagef("missing URL: give one, set %s, or run inside a cache bound with silt init (or set %s)", envRemote, envDir)
+	}
+	cfg, err := readBinding(dir)
+	if err != nil {
+		return nil, err
+	}
+	if *ns == "" {
+		*ns = cfg.Namespace
+	}
+	return append([]string{cfg.URL}, pos...), nil
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/siltsync/silt/syncer"
+)
+
+var resolveCmd = &command{
+	name:    "resolve",
+	args:    "PATH...",
+	summary: "settle conflicts: --keep-local pushes the local copy over the remote one, --take-remote replaces the local copy",
+	example: "silt status                                    # lists conflicts, their reason and seq\n" +
+		"silt resolve --keep-local data/acme/bert/config  # then pushes it\n" +
+		"silt resolve --take-remote data/acme             # every conflict under a directory\n" +
+		"silt resolve --all --take-remote -v\n" +
+		"silt resolve --keep-local --no-push data/a       # push later with silt push",
+	run: runResolve,
+}
+
+func runResolve(ctx context.Context, c *cli, args []string) error {
+	fs := c.newFlags()
+	dir := dirFlag(fs)
+	local := fs.Bool("keep-local", false, "the local copy (or its deletion) wins; it is pushed unless --no-push")
+	remote := fs.Bool("take-remote", false, "the committed copy wins; local edits of the path are lost")
+	all := fs.Bool("all", false, "settle every conflict silt status lists")
+	noPush := fs.Bool("no-push", false, "with --keep-local: only settle locally; the next silt push sends the files")
+	c.changeFlags(fs)
+	paths, err := c.parse(fs, args, 0, -1)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *local == *remote:
+		return usagef("choose one of --keep-local and --take-remote")
+	case len(paths) == 0 && !*all:
+		return usagef("missing argument: want PATH... or --all")
+	case len(paths) > 0 && *all:
+		return usagef("--all settles every conflict; give it no PATH")
+	}
+	keep := syncer.TakeRemote
+	if *local {
+		keep = syncer.KeepLocal
+	}
+	bd, err := c.openBound(ctx, *dir)
+	if err != nil {
+		return err
+	}
+	defer bd.Close()
+	paths = c.cachePaths(bd.s.Root(), paths)
+	if *all {
+		st, err := bd.s.Status(ctx, false)
+		if err != nil {
+			return fmt.Errorf("resolve in %s: %w", bd.dir, err)
+		}
+		for _, cf := range st.Conflicts {
+			paths = append(paths, cf.Path)
+		}
+		if len(paths) == 0 {
+			return c.result(map[string]any{"op": "resolve", "resolved": 0}, func() { c.printf("no conflicts to resolve\n") })
+		}
+	}
+	st, err := bd.s.Resolve(ctx, syncer.ResolveOptions{Paths: paths, Keep: keep})
+	if err != nil {
+		return fmt.Errorf("resolve in %s: %w", bd.dir, err)
+	}
+	out := map[string]any{"op": "resolve", "resolve": st}
+	var pushed *syncer.Stats
+	if keep == syncer.KeepLocal && !*noPush {
+		p, err := push(ctx, bd, paths, syncer.PushOptions{})
+		if err != nil {
+			return err
+		}
+		pushed, out["push"] = &p, p
+	}
+	if err := c.result(out, func() {
+		c.printf("resolved %d path%s (%s)\n", len(paths), plural(int64(len(paths))), map[bool]string{true: "kept local", false: "took remote"}[*local])
+		if pushed != nil {
+			c.printStats(*pushed)
+		} else if keep == syncer.KeepLocal {
+			c.printf("Next: silt push\n")
+		}
+	}); err != nil {
+		return err
+	}
+	if pushed != nil {
+		return conflicted(*pushed)
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package syncer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// bucketConflicts remembers the conflicts operations reported, until a
+// later operation syncs the path or Resolve settles it. It is created on
+// first use, so older state files need no migration.
+var bucketConflicts = []byte("conflicts") // path -> ConflictRecord
+
+// ConflictRecord is a conflict this cache remembers: what kept the local
+// copy, and the remote manifest sequence the operation saw.
+type ConflictRecord struct {
+	Path   string    `json:"path"`
+	Reason string    `json:"reason"`
+	Seq    uint64    `json:"seq"`
+	Op     string    `json:"op"`
+	At     time.Time `json:"at"`
+}
+
+// Resolution is how Resolve settles a conflict.
+type Resolution int
+
+const (
+	// KeepLocal makes the local copy (or its absence) win: the next push
+	// of the path overwrites (or deletes) the remote entry seen now.
+	KeepLocal Resolution = iota + 1
+	// TakeRemote replaces the local copy with the committed one (or
+	// removes it when the remote entry is gone), dropping local edits.
+	TakeRemote
+)
+
+// ErrNoResolution is returned by Resolve when ResolveOptions.Keep is
+// neither KeepLocal nor TakeRemote, or no path was given.
+var ErrNoResolution = errors.New("resolve: choose KeepLocal or TakeRemote, and at least one path (or All)")
+
+// ResolveOptions select the conflicts to settle and how.
+type ResolveOptions struct {
+	// Paths are files or directories; a directory settles every
+	// remembered conflict under it. A file need not be remembered.
+	Paths []string
+	// All settles every remembered conflict.
+	All  bool
+	Keep Resolution
+}
+
+// Resolve settles conflicts. TakeRemote downloads the committed copy (or
+// removes the local one) now; KeepLocal only rewrites this cache's record
+// of the path and marks it dirty, so the next push of it wins.
+func (s *Syncer) Resolve(ctx context.Context, opts ResolveOptions) (Stats, error) {
+	if (opts.Keep != KeepLocal && opts.Keep != TakeRemote) || (len(opts.Paths) == 0 && !opts.All) {
+		return Stats{Op: "resolve"}, ErrNoResolution
+	}
+	var roots []string
+	for _, p := range opts.Paths {
+		n, err := normalizePath(p)
+		if err != nil {
+			return Stats{Op: "resolve"}, err
+		}
+		roots = append(roots, n)
+	}
+	if err := s.lock(); err != nil {
+		return Stats{Op: "resolve"}, err
+	}
+	defer s.mu.Unlock()
+	o := s.begin("resolve")
+	recorded, err := s.conflicts()
+	if err != nil {
+		return o.finish(), err
+	}
+	var paths []string
+	for _, r := range recorded {
+		if opts.All || slices.ContainsFunc(roots, func(q string) bool { return under(r.Path, q) }) {
+			paths = append(paths, r.Path)
+		}
+	}
+	for _, q := range roots {
+		if q != "" && !slices.ContainsFunc(paths, func(p string) bool { return under(p, q) }) {
+			paths = append(paths, q) // a file not remembered: settle it as asked
+		}
+	}
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return o.finish(), err
+		}
+		if err := s.resolveOne(ctx, o, p, opts.Keep); err != nil {
+			return o.finish(), fmt.Errorf("resolve %s: %w", p, err)
+		}
+	}
+	return o.finish(), nil
+}
+
+func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, keep Resolution) error {
+	e, inRemote, err := s.lookup(ctx, o, p)
+	if err != nil {
+		return err
+	}
+	lf, err := s.local.stat(p)
+	if err != nil {
+		return err
+	}
+	var rec *fileRecord
+	reason := "kept the local copy; push it to win"
+	switch {
+	case keep == TakeRemote && inRemote:
+		got, err := s.download(ctx, o.backend(), p, e)
+		if err != nil {
+			return err
+		}
+		rec = &fileRecord{Size: got.size, SHA256: e.SHA256, MtimeNs: got.mtimeNs, Hydrated: true, VerifiedNs: now()}
+		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += got.size })
+		reason = "took the remote copy"
+	case keep == TakeRemote:
+		if err := s.local.remove(p); err != nil {
+			return err
+		}
+		s.local.pruneDirs(p)
+		reason = "deleted remotely: removed the local copy"
+	case inRemote:
+		// The base becomes the entry seen now; MtimeNs 0 makes the next
+		// push hash the file rather than trust the record.
+		size := e.Size
+		if lf.exists {
+			size = lf.size
+		}
+		rec = &fileRecord{Size: size, SHA256: e.SHA256, Hydrated: true}
+	}
+	o.change(Change{Path: p, Action: ActionResolve, Reason: reason})
+	return s.st.update(func(t stx) error {
+		if rec != nil {
+			if err := t.putFile(p, *rec); err != nil {
+				return err
+			}
+		} else if err := t.deleteFile(p); err != nil {
+			return err
+		}
+		if keep == KeepLocal {
+			if err := t.markDirty(p, s.cfg.DirtyCap); err != nil {
+				return err
+			}
+		} else if err := t.tx.Bucket(bucketDirty).Delete([]byte(p)); err != nil {
+			return err
+		}
+		return forgetConflict(t, p)
+	})
+}
+
+// conflicts returns the remembered conflicts, sorted by path.
+func (s *Syncer) conflicts() ([]ConflictRecord, error) {
+	out := []ConflictRecord{}
+	err := s.st.view(func(t stx) error {
+		b := t.tx.Bucket(bucketConflicts)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var r ConflictRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("syncer: remembered conflict %q: %w", k, err)
+			}
+			out = append(out, r)
+			return nil
+		})
+	})
+	return out, err
+}
+
+func forgetConflict(t stx, p string) error {
+	if b := t.tx.Bucket(bucketConflicts); b != nil {
+		return b.Delete([]byte(p))
+	}
+	return nil
+}
+
+// loadPending notes which paths have a remembered conflict, so that
+// change can tell which of them an operation settles.
+func (o *op) loadPending(t stx) {
+	b := t.tx.Bucket(bucketConflicts)
+	if b == nil {
+		return
+	}
+	_ = b.ForEach(func(k, _ []byte) error {
+		if o.pending == nil {
+			o.pending = map[string]bool{}
+		}
+		o.pending[string(k)] = true
+		return nil
+	})
+}
+
+// settle notes that c synced a path with a remembered conflict. o.mu is
+// held.
+func (o *op) settle(c Change) {
+	switch c.Action {
+	case ActionConflict, ActionSkip, ActionLazy:
+		return
+	}
+	if o.pending[c.Path] && !c.DryRun {
+		o.settled = append(o.settled, c.Path)
+	}
+}
+
+// end finishes the operation and remembers its conflicts (see remember).
+func (o *op) end(err error) (Stats, error) {
+	st := o.finish()
+	if rerr := o.remember(err != nil); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("syncer: remember conflicts: %w", rerr))
+	}
+	o.logEnd(st, err)
+	return st, err
+}
+
+// remember stores the conflicts an operation reported and forgets those of
+// paths it has since synced: any it changed, and, after a pull without
+// error, any in its scope it no longer found in conflict.
+func (o *op) remember(failed bool) error {
+	if o.dryRun {
+		return nil
+	}
+	st := &o.stats
+	if len(st.Conflicts) == 0 && len(o.settled) == 0 && (o.scope == nil || len(o.pending) == 0) {
+		return nil
+	}
+	at := time.Now().UTC()
+	return o.s.st.update(func(t stx) error {
+		b, err := t.tx.CreateBucketIfNotExists(bucketConflicts)
+		if err != nil {
+			return err
+		}
+		now := map[string]bool{}
+		for _, c := range st.Conflicts {
+			now[c.Path] = true
+		}
+		var drop []string
+		if o.scope != nil && !failed {
+			for p := range o.pending {
+				if o.scope.contains(p) && !now[p] {
+					drop = append(drop, p)
+				}
+			}
+		}
+		for _, p := range o.settled {
+			if !now[p] {
+				drop = append(drop, p)
+			}
+		}
+		for _, p := range drop {
+			if err := b.Delete([]byte(p)); err != nil {
+				return err
+			}
+		}
+		for _, c := range st.Conflicts {
+			v, _ := json.Marshal(ConflictRecord{Path: c.Path, Reason: c.Reason, Seq: st.Seq, Op: st.Op, At: at})
+			if err := b.Put([]byte(c.Path), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
