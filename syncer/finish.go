@@ -60,7 +60,7 @@ func (s *Syncer) finishPush(pm *prepared, res *commitResult) error {
 					return err
 				}
 			}
-			if err := t.saveRemote(s.mcache, s.seen); err != nil {
+			if err := s.saveRemote(t); err != nil {
 				return err
 			}
 			m := res.head.Manifest

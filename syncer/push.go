@@ -42,17 +42,77 @@ type PushOptions struct {
 // walk the dirty part of the cache), upload.go (check against the index,
 // upload), commit.go (merge and compare-and-swap), finish.go (record).
 func (s *Syncer) Push(ctx context.Context, opts PushOptions) (Stats, error) {
-	if err := s.lock(); err != nil {
+	o, pm, release, err := s.preparePushed(ctx, "push", opts)
+	if release == nil {
 		return Stats{Op: "push"}, err
 	}
-	defer s.mu.Unlock()
-	o := s.begin("push")
-	pm, err := s.prepare(ctx, o, opts)
+	defer release()
 	if err != nil || opts.DryRun {
 		return o.finish(), err
 	}
 	err = s.commitPrepared(ctx, o, pm, opts.Fence)
 	return o.finish(), err
+}
+
+// errScopeGrew is returned by planLocal when the dirty set holds paths
+// outside the scope lock the push took: a mark arrived in between.
+var errScopeGrew = errors.New("push: dirty set grew past the scope lock")
+
+// preparePushed takes the push's scope lock (its dirty set, opts.Paths, or
+// everything) and prepares the push under it. A release of nil means no
+// operation began.
+func (s *Syncer) preparePushed(ctx context.Context, name string, opts PushOptions) (*op, *prepared, func(), error) {
+	for attempt := 0; ; attempt++ {
+		sc, err := s.pushScope(opts, attempt >= 2)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		release, err := s.enter(ctx, sc)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		o := s.begin(name)
+		o.held = sc
+		pm, err := s.prepare(ctx, o, opts)
+		if errors.Is(err, errScopeGrew) {
+			release()
+			continue
+		}
+		return o, pm, release, err
+	}
+}
+
+// pushScope is what a push will touch: opts.Paths, or everything with
+// opts.All, an overflowed or bulk mark set, or all set; otherwise the
+// marked paths.
+func (s *Syncer) pushScope(opts PushOptions, all bool) (lockScope, error) {
+	if len(opts.Paths) > 0 {
+		var ps []string
+		for _, p := range opts.Paths {
+			n, err := normalizePath(p)
+			if err != nil {
+				return lockScope{}, err
+			}
+			ps = append(ps, n)
+		}
+		return scopePaths(ps...), nil
+	}
+	if opts.All || all {
+		return scopeAll(), nil
+	}
+	var d dirtySet
+	if err := s.st.view(func(t stx) error { d = t.dirty(); return nil }); err != nil {
+		return lockScope{}, err
+	}
+	return d.lock(), nil
+}
+
+// lock is the scope lock a push of d takes.
+func (d dirtySet) lock() lockScope {
+	if d.overflow || d.bulk {
+		return scopeAll()
+	}
+	return scopePaths(slices.Collect(maps.Keys(d.paths))...)
 }
 
 // upload is one file to send: its content as hashed while planning.
@@ -108,6 +168,9 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localP
 			lp.d.overflow = slices.Contains(only, "") // the whole cache, listed
 		case opts.All:
 			lp.d.overflow = true // a walk of everything, with deletions
+		}
+		if !o.held.covers(lp.d.lock()) {
+			return errScopeGrew
 		}
 		if lp.d.empty() {
 			return nil

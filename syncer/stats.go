@@ -82,6 +82,7 @@ type op struct {
 	phase time.Time
 	mu    sync.Mutex
 	stats Stats
+	held  lockScope // the scope lock the operation runs under
 }
 
 func (s *Syncer) begin(name string) *op {
