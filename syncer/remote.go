@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -223,6 +224,24 @@ func (sh *shards) remember(id string, data []byte, entries map[string]index.Entr
 	defer sh.mu.Unlock()
 	sh.loaded[id] = entries
 	sh.fetched[id] = data
+}
+
+// absorb adds the shards another operation loaded, so a combined commit
+// does not fetch them again (shards are immutable: one id, one content).
+func (sh *shards) absorb(o *shards) {
+	o.mu.Lock()
+	loaded, fetched := maps.Clone(o.loaded), maps.Clone(o.fetched)
+	o.mu.Unlock()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	maps.Copy(sh.loaded, loaded)
+	maps.Copy(sh.fetched, fetched)
+}
+
+func (sh *shards) entries(id string) map[string]index.Entry {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.loaded[id]
 }
 
 func (sh *shards) bytes(id string) []byte {

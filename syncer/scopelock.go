@@ -92,9 +92,9 @@ func (s lockScope) conflicts(q lockScope) bool {
 type scopeLocks struct {
 	mu    sync.Mutex
 	queue []*lockReq // held and waiting, in arrival order
-	// observe, when set (by tests), is told of each request as it queues,
-	// and whether it had to wait.
-	observe func(sc lockScope, waiting bool)
+	// observe, when set (by tests), is told "wait" when a request queues
+	// behind another and "run" when it is granted, before it runs.
+	observe func(sc lockScope, event string)
 }
 
 type lockReq struct {
@@ -125,15 +125,21 @@ func (l *scopeLocks) acquireDone(done <-chan struct{}, cause func() error, sc lo
 	l.grantLocked()
 	waiting, observe := !r.granted, l.observe
 	l.mu.Unlock()
-	if observe != nil {
-		observe(sc, waiting)
-	}
 	release := func() { l.remove(r) }
 	if !waiting {
+		if observe != nil {
+			observe(sc, "run")
+		}
 		return release, nil
+	}
+	if observe != nil {
+		observe(sc, "wait")
 	}
 	select {
 	case <-r.ready:
+		if observe != nil {
+			observe(sc, "run")
+		}
 		return release, nil
 	case <-done:
 		l.remove(r) // granted meanwhile or not, it gives its place up

@@ -22,6 +22,9 @@ type Stats struct {
 	// Conflicts lists the paths counted in Files.Conflicts, each kept as
 	// the local copy has it.
 	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Commit describes the commit that carried a push's changes; nil when
+	// the operation committed nothing.
+	Commit *CommitStats `json:"commit,omitempty"`
 	// Counts is the exact request accounting, conditional puts apart.
 	Counts wrap.Counts `json:"-"`
 }

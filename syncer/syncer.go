@@ -83,6 +83,7 @@ type Syncer struct {
 	local  local
 	st     *state
 	locks  scopeLocks
+	group  committer
 	closed atomic.Bool
 	rmu    sync.Mutex    // guards mcache and seen, never held across a request
 	mcache manifestCache // persisted with each operation's state
