@@ -400,3 +400,127 @@ func TestSyncer_Concurrency_Figures(t *testing.T) {
 	t.Logf("%d concurrent pushes of 5 files: %v, %d commits (seq +%d), %.2f manifest CAS attempts per commit",
 		n, elapsed.Round(time.Millisecond), len(commits), after.RemoteSeq-before.RemoteSeq, float64(attempts)/float64(len(commits)))
 }
+
+// Steps on disjoint models of one cache, run at once (write, mark, push,
+// pull of the model; deletions too), beside unscoped pulls and status
+// calls, converge: a fresh cache reads exactly what each step last pushed,
+// and no step ever sees a conflict, since nobody else writes its model.
+func TestSyncer_Concurrent_DisjointStepsConverge(t *testing.T) {
+	const workers, rounds = 5, 6
+	store := mem.New()
+	c := openCache(t, wrap.Latency(store, wrap.LatencyConfig{Delay: time.Millisecond}))
+	oracle := make([]map[string]string, workers)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers+1)
+	for w := range workers {
+		oracle[w] = map[string]string{}
+		wg.Go(func() {
+			dir := fmt.Sprintf("data/t/m%d", w)
+			for r := range rounds {
+				// Round r rewrites file r%3, adds file r and deletes file r-2.
+				for _, i := range []int{r % 3, r} {
+					p := fmt.Sprintf("%s/f%d", dir, i)
+					content := fmt.Sprintf("%d-%d-%d", w, r, i)
+					full := filepath.Join(c.Root(), filepath.FromSlash(p))
+					if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+						errs <- err
+						return
+					}
+					if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+						errs <- err
+						return
+					}
+					oracle[w][p] = content
+				}
+				if r >= 2 {
+					p := fmt.Sprintf("%s/f%d", dir, r-2)
+					if err := os.Remove(filepath.Join(c.Root(), filepath.FromSlash(p))); err != nil && !os.IsNotExist(err) {
+						errs <- err
+						return
+					}
+					delete(oracle[w], p)
+				}
+				if err := c.MarkDirty(dir); err != nil {
+					errs <- err
+					return
+				}
+				st, err := c.Push(t.Context(), syncer.PushOptions{Paths: []string{dir}})
+				if err == nil && len(st.Conflicts) > 0 {
+					err = fmt.Errorf("push %s round %d: conflicts %v", dir, r, st.Conflicts)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				st, err = c.Pull(t.Context(), syncer.PullOptions{Scope: []string{dir}})
+				if err == nil && (len(st.Conflicts) > 0 || st.Files.Downloaded > 0) {
+					err = fmt.Errorf("pull %s round %d after its own push: %d downloads, conflicts %v", dir, r, st.Files.Downloaded, st.Conflicts)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	stop := make(chan struct{})
+	var bg sync.WaitGroup
+	bg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := c.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+				errs <- fmt.Errorf("unscoped pull: %w", err)
+				return
+			}
+			if _, err := c.Status(t.Context(), true); err != nil {
+				errs <- fmt.Errorf("status: %w", err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	close(stop)
+	bg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if t.Failed() {
+		return
+	}
+	fresh := openCache(t, store)
+	if _, err := fresh.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	err := filepath.WalkDir(fresh.Root(), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.Name() == ".silt" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(fresh.Root(), p)
+		data, err := os.ReadFile(p)
+		got[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, o := range oracle {
+		maps.Copy(want, o)
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("fresh cache holds\n%v\nwant\n%v", got, want)
+	}
+	st, err := c.Status(t.Context(), false)
+	if err != nil || len(st.Dirty) != 0 || st.Overflow || st.Bulk {
+		t.Fatalf("marks left after every push: %+v, %v", st, err)
+	}
+}

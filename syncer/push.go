@@ -160,6 +160,7 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localP
 		}
 		only = append(only, n)
 	}
+	recs := map[string]map[string]fileRecord{} // per walk root: the records under it
 	err := s.st.view(func(t stx) error {
 		lp.d = t.dirty()
 		switch {
@@ -180,16 +181,33 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localP
 			roots = topmost(slices.Collect(maps.Keys(lp.d.paths)))
 		}
 		for _, r := range roots {
-			if err := s.planRoot(ctx, o, t, r, &lp); err != nil {
+			recs[r] = map[string]fileRecord{}
+			err := t.filesIn(index.PrefixRange(r), func(p string, rec fileRecord) error {
+				if under(p, r) {
+					recs[r][p] = rec
+				}
+				return nil
+			})
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	return lp, err
+	if err != nil {
+		return lp, err
+	}
+	// The walk and the hashing run outside the transaction: a long read
+	// transaction would hold up concurrent operations' writes.
+	for _, r := range slices.Sorted(maps.Keys(recs)) {
+		if err := s.planRoot(ctx, o, recs[r], r, &lp); err != nil {
+			return lp, err
+		}
+	}
+	return lp, nil
 }
 
-func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *localPlan) error {
+func (s *Syncer) planRoot(ctx context.Context, o *op, recs map[string]fileRecord, root string, lp *localPlan) error {
 	seen := map[string]bool{}
 	refuse := func(p string, err error) {
 		lp.refused[p] = "refused: " + err.Error()
@@ -200,7 +218,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 		}
 		seen[p] = true
 		o.add(func(st *Stats) { st.Local.Examined++ })
-		rec, hasRec := t.file(p)
+		rec, hasRec := recs[p]
 		if hasRec && rec.unchanged(lf) {
 			return nil // unchanged since this machine verified it
 		}
@@ -221,17 +239,18 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 	}
 	// Deletions need positive evidence: a file this cache held, now absent,
 	// under an explicit mark (or after the mark set overflowed).
-	return t.filesIn(index.PrefixRange(root), func(p string, rec fileRecord) error {
-		if seen[p] || !under(p, root) || !rec.Hydrated || !(lp.d.overflow || lp.d.marked(p)) {
-			return nil
+	for _, p := range slices.Sorted(maps.Keys(recs)) {
+		rec := recs[p]
+		if seen[p] || !rec.Hydrated || !(lp.d.overflow || lp.d.marked(p)) {
+			continue
 		}
 		lf, err := s.local.stat(p)
 		if err != nil || lf.exists {
-			return nil // present (seen via another root) or unusable: not a deletion
+			continue // present (seen via another root) or unusable: not a deletion
 		}
 		lp.removes = append(lp.removes, removal{path: p, rec: rec})
-		return nil
-	})
+	}
+	return nil
 }
 
 // topmost drops paths that lie under another path of the set.
