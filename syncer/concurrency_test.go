@@ -2,6 +2,7 @@ package syncer_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -544,5 +545,73 @@ func checkDisjointStepsConverge(t *testing.T, store backend.Backend) {
 	st, err := c.Status(t.Context(), false)
 	if err != nil || len(st.Dirty) != 0 || st.Overflow || st.Bulk {
 		t.Fatalf("marks left after every push: %+v, %v", st, err)
+	}
+}
+
+func TestSyncer_Push_GroupCommitFailureFallsBackToEachAlone(t *testing.T) {
+	const n = 4
+	faults := wrap.Faults(mem.New())
+	g := newGate(faults, isManifestCAS)
+	g.armed.Store(false)
+	c := openCache(t, g)
+	model := func(i int) string { return fmt.Sprintf("data/t/m%d", i) }
+	for i := range n {
+		writeFile(t, c, model(i)+"/f0", "v1")
+	}
+	if err := c.MarkAllDirty(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Push(t.Context(), syncer.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		writeFile(t, c, model(i)+"/f0", fmt.Sprint("v2-", i))
+		if err := c.MarkDirty(model(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allQueued := make(chan struct{})
+	var once sync.Once
+	syncer.ObserveCommitQueue(c, func(q int) {
+		if q == n-1 {
+			once.Do(func() { close(allQueued) })
+		}
+	})
+	g.armed.Store(true)
+	results := make([]opResult, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			st, err := c.Push(t.Context(), syncer.PushOptions{Paths: []string{model(i)}})
+			results[i] = opResult{st, err}
+		})
+	}
+	<-g.arrived
+	<-allQueued
+	// The next manifest read is the combined commit's: it fails for good.
+	faults.Add(wrap.Rule{Verb: wrap.VerbGet, KeyPrefix: index.ManifestKey, Nth: 1, Err: errors.New("permanent read failure")})
+	close(g.release)
+	wg.Wait()
+	seqs := map[uint64]bool{}
+	for i, r := range results {
+		if r.err != nil {
+			t.Fatalf("push %s: %v", model(i), r.err)
+		}
+		if r.st.Commit == nil || r.st.Commit.Batch != 1 {
+			t.Errorf("push %s: commit %+v, want one alone", model(i), r.st.Commit)
+		}
+		seqs[r.st.Seq] = true
+	}
+	if faults.Fired() != 1 || len(seqs) != n {
+		t.Fatalf("fault fired %d times, %d distinct commits; want 1 and %d", faults.Fired(), len(seqs), n)
+	}
+	fresh := openCache(t, faults)
+	if _, err := fresh.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if got := readFile(t, fresh, model(i)+"/f0"); got != fmt.Sprint("v2-", i) {
+			t.Errorf("%s/f0 = %q", model(i), got)
+		}
 	}
 }

@@ -28,7 +28,7 @@ type lockScope struct {
 	mode  lockMode
 }
 
-func scopeAll() lockScope { return lockScope{all: true} }
+func scopeAll() lockScope { return lockScope{all: true, mode: lockWrite} }
 
 func scopePaths(paths ...string) lockScope {
 	for _, p := range paths {
