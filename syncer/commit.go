@@ -54,6 +54,8 @@ type commitResult struct {
 	skipped   map[string]bool   // removals not applied: the entry moved on
 	conflicts map[string]string // upserts not applied, with the reason
 	noop      bool              // nothing to write: everything applied already or conflicted
+	attempts  int               // manifest compare-and-swaps sent
+	batch     int               // pushes merged into this commit (group commit)
 	// rebased maps each new shard id to the sync key of the shard it was
 	// merged onto: a new shard is as reconciled locally as its base was,
 	// since it differs only by this writer's own changes.
@@ -100,7 +102,7 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 			return commitResult{}, err
 		}
 		if res.noop {
-			res.head = head
+			res.head, res.attempts = head, attempt
 			return res, nil
 		}
 		if m.Seq >= index.MaxSeq {
@@ -115,6 +117,7 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 			return commitResult{}, err
 		}
 		data := index.EncodeManifest(next)
+		base := s.seenNow()
 		var cond backend.Cond
 		switch {
 		case !caps.ConditionalPut: // serialised by CommitLock
@@ -133,8 +136,9 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 		}
 		if err == nil {
 			res.head = index.Head{Manifest: next, Data: data, Version: info.Version, Info: info}
-			s.mcache = manifestCache{data: data, version: info.Version} // our own write's version
-			if err := s.accept(res.head); err != nil {
+			res.attempts = attempt + 1
+			s.cacheManifest(data, info.Version, next.Seq) // our own write's version
+			if err := s.accept(res.head, base); err != nil {
 				return commitResult{}, err
 			}
 			return res, nil

@@ -58,6 +58,37 @@
 //     manifest seen) lives in a bbolt file under DIR/.silt and never goes to the
 //     store, so pull then push uploads nothing.
 //
+// # Concurrency
+//
+// One Syncer serves many operations at once. Each declares a scope before
+// it runs: a pull its Scope ("" is everything), a push or PreparePush its
+// dirty set or PushOptions.Paths (everything when the marks overflowed, on
+// MarkAllDirty or with All), CommitPush the paths of its manifest,
+// HydrateFile and MarkDirty their path; Status and PreviewPush only read.
+// Operations whose scopes are disjoint run in parallel; overlapping ones (a
+// directory and a file under it, anything and an unscoped operation) run
+// in arrival order: a request is granted only when it overlaps no request
+// ahead of it, held or waiting, so a later operation never overtakes an
+// earlier one and nothing starves. Close waits for every operation that
+// arrived before it.
+//
+// What operations share is guarded apart from the scopes: the cached
+// manifest and the highest manifest seen (rollback detection compares a
+// read with what was seen when its request was sent, so a read overtaken
+// by a concurrent commit is not a rollback); the local state (bbolt: one
+// writer, many readers, and no transaction spans a request); the shard
+// cache (shards are immutable); each operation's own Stats.
+//
+// Pushes that reach the commit step while another commit is in flight are
+// merged into one manifest compare-and-swap (group commit): the first to
+// arrive commits at once; those that queue meanwhile are taken together by
+// the first of them when it is done, with one new shard set and one seq.
+// Each caller gets its own Stats and its own conflicts; Stats.Commit says
+// how many pushes the commit carried and how many compare-and-swaps it
+// took (the commit's requests are counted in the Stats of the push that
+// led it). If the combined commit fails, each push commits alone. Commits
+// under a Fence or a CommitLock always go alone.
+//
 // # Local state
 //
 // Every access to the cache goes through one os.Root on Config.Dir: the

@@ -14,11 +14,12 @@ func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence 
 		return s.finishPush(pm, nil)
 	}
 	ch := changeSet{upserts: pm.upserts, bases: pm.bases, removals: pm.removals}
-	res, err := s.commit(ctx, o, pm.sh, ch, pm.head, fence)
+	res, err := s.commitGrouped(ctx, o, pm.sh, ch, pm.head, fence)
 	if err != nil {
 		return err
 	}
 	o.stats.Seq = res.head.Manifest.Seq
+	o.stats.Commit = &CommitStats{Attempts: res.attempts, Batch: res.batch}
 	o.mark("commit")
 	for _, p := range slices.Sorted(maps.Keys(res.conflicts)) {
 		pm.keep[p] = true
@@ -68,7 +69,7 @@ func (s *Syncer) finishPush(pm *prepared, res *commitResult) error {
 					return err
 				}
 			}
-			if err := t.saveRemote(s.mcache, s.seen); err != nil {
+			if err := s.saveRemote(t); err != nil {
 				return err
 			}
 			m := res.head.Manifest

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/siltsync/silt/index"
@@ -26,11 +27,14 @@ type Preview struct {
 // PreviewPush counts new, changed and deleted files in the dirty set
 // without a request and without uploading anything.
 func (s *Syncer) PreviewPush(ctx context.Context) (Preview, error) {
-	if err := s.lock(); err != nil {
+	release, err := s.enter(ctx, lockScope{mode: lockRead})
+	if err != nil {
 		return Preview{}, err
 	}
-	defer s.mu.Unlock()
-	lp, err := s.planLocal(ctx, s.begin("preview"), PushOptions{})
+	defer release()
+	o := s.begin("preview")
+	o.held = scopeAll() // it only reads, so any mark is in its scope
+	lp, err := s.planLocal(ctx, o, PushOptions{})
 	if err != nil {
 		return Preview{}, err
 	}
@@ -71,10 +75,11 @@ type Status struct {
 // remote, whether the remote index moved since this cache last read it
 // (one conditional request).
 func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
-	if err := s.lock(); err != nil {
+	release, err := s.enter(ctx, lockScope{mode: lockRead})
+	if err != nil {
 		return Status{}, err
 	}
-	defer s.mu.Unlock()
+	defer release()
 	st := Status{Dirty: []string{}}
 	_ = s.st.view(func(t stx) error {
 		d := t.dirty()
@@ -91,7 +96,6 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 		})
 	})
 	slices.Sort(st.Dirty)
-	var err error
 	if st.Conflicts, err = s.conflicts(); err != nil {
 		return st, err
 	}
@@ -118,10 +122,11 @@ func (s *Syncer) HydrateFile(ctx context.Context, path string) (bool, Stats, err
 	if err != nil {
 		return false, Stats{Op: "hydrate"}, err
 	}
-	if err := s.lock(); err != nil {
+	release, err := s.enter(ctx, scopePaths(p))
+	if err != nil {
 		return false, Stats{Op: "hydrate"}, err
 	}
-	defer s.mu.Unlock()
+	defer release()
 	o := s.begin("hydrate")
 	ok, err := s.hydrate(ctx, o, p)
 	return ok, o.finish(), err
@@ -210,6 +215,24 @@ type pushManifestJSON struct {
 	UpTo     uint64                 `json:"up_to"`
 }
 
+// lock is the scope lock committing pm takes: every path whose record or
+// mark the commit may change.
+func (pm *prepared) lock() lockScope {
+	if pm.d.overflow || pm.d.bulk {
+		return scopeAll()
+	}
+	var ps []string
+	ps = slices.AppendSeq(ps, maps.Keys(pm.keep))
+	ps = slices.AppendSeq(ps, maps.Keys(pm.upserts))
+	ps = slices.AppendSeq(ps, maps.Keys(pm.removals))
+	ps = slices.AppendSeq(ps, maps.Keys(pm.d.paths))
+	ps = append(ps, pm.forget...)
+	for _, t := range pm.touch {
+		ps = append(ps, t.path)
+	}
+	return scopePaths(ps...)
+}
+
 // Files counts the files the manifest would commit (written plus removed).
 func (m *PushManifest) Files() int { return len(m.pm.upserts) + len(m.pm.removals) }
 
@@ -258,13 +281,12 @@ func (m *PushManifest) UnmarshalJSON(data []byte) error {
 // PreparePush uploads what changed and returns the manifest to commit. It
 // writes no index object and clears no dirty mark.
 func (s *Syncer) PreparePush(ctx context.Context, opts PushOptions) (*PushManifest, Stats, error) {
-	if err := s.lock(); err != nil {
+	opts.DryRun = false
+	o, pm, release, err := s.preparePushed(ctx, "prepare", opts)
+	if release == nil {
 		return nil, Stats{Op: "prepare"}, err
 	}
-	defer s.mu.Unlock()
-	o := s.begin("prepare")
-	opts.DryRun = false
-	pm, err := s.prepare(ctx, o, opts)
+	defer release()
 	if err != nil {
 		return nil, o.finish(), err
 	}
@@ -279,14 +301,15 @@ func (s *Syncer) CommitPush(ctx context.Context, m *PushManifest, fence *Fence) 
 	if m == nil || m.pm == nil {
 		return Stats{Op: "commit"}, errors.New("syncer: CommitPush of an empty manifest")
 	}
-	if err := s.lock(); err != nil {
+	release, err := s.enter(ctx, m.pm.lock())
+	if err != nil {
 		return Stats{Op: "commit"}, err
 	}
-	defer s.mu.Unlock()
+	defer release()
 	o := s.begin("commit")
 	pm := *m.pm
 	pm.sh = s.newShards(o.backend())
 	pm.head = nil // the index has moved on since prepare: read it fresh
-	err := s.commitPrepared(ctx, o, &pm, fence)
+	err = s.commitPrepared(ctx, o, &pm, fence)
 	return o.finish(), err
 }

@@ -160,15 +160,18 @@ func (l *local) remove(p string) error {
 }
 
 // pruneDirs removes the directories removing p left empty, up to (not
-// including) the data root. A pull calls it only after all its downloads
-// finished, so it never removes a directory a download renames into.
-func (l *local) pruneDirs(p string) {
+// including) the data root and only while within accepts them (the
+// operation's scope: a directory above it may be one a concurrent
+// operation is about to download into). A pull calls it only after all its
+// downloads finished, so it never removes a directory its own download
+// renames into.
+func (l *local) pruneDirs(p string, within func(dir string) bool) {
 	top := strings.TrimSuffix(l.ns, "/")
 	if top == "" {
 		top = "."
 	}
 	for dir := path.Dir(l.name(p)); dir != top && dir != "."; dir = path.Dir(dir) {
-		if l.dir.Remove(dir) != nil {
+		if !within(strings.TrimPrefix(dir, l.ns)) || l.dir.Remove(dir) != nil {
 			break // not empty (or gone): stop climbing
 		}
 	}

@@ -38,10 +38,11 @@ func (s *Syncer) Pull(ctx context.Context, opts PullOptions) (Stats, error) {
 	if err != nil {
 		return Stats{Op: "pull"}, err
 	}
-	if err := s.lock(); err != nil {
+	release, err := s.enter(ctx, sc.lock())
+	if err != nil {
 		return Stats{Op: "pull"}, err
 	}
-	defer s.mu.Unlock()
+	defer release()
 	o := s.begin("pull")
 	o.scope = &sc
 	err = s.pullOnce(ctx, o, sc, opts)
@@ -70,6 +71,7 @@ type pullAction struct {
 type pullPlan struct {
 	actions []pullAction
 	dirty   map[int]bool // shards that cannot be recorded as reconciled
+	sc      scope        // what the pull may touch
 }
 
 func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions) error {
@@ -99,7 +101,7 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 	}
 	o.mark("shards")
 
-	plan := pullPlan{dirty: map[int]bool{}}
+	plan := pullPlan{dirty: map[int]bool{}, sc: sc}
 	for _, i := range need {
 		if err := s.planShard(ctx, o, m, i, sh, sc, d, opts, &plan); err != nil {
 			return err
@@ -111,7 +113,7 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 	o.mark("transfer")
 
 	err = s.st.update(func(t stx) error {
-		if err := t.saveRemote(s.mcache, s.seen); err != nil {
+		if err := s.saveRemote(t); err != nil {
 			return err
 		}
 		if err := applyPull(t, done); err != nil {
@@ -378,7 +380,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 		record(pullDone{a.path, nil})
 	}
 	for _, a := range removes {
-		s.local.pruneDirs(a.path)
+		s.local.pruneDirs(a.path, plan.sc.contains)
 	}
 	if err == nil && len(bad) > 0 {
 		err = errors.Join(bad...)

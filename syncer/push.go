@@ -42,17 +42,77 @@ type PushOptions struct {
 // walk the dirty part of the cache), upload.go (check against the index,
 // upload), commit.go (merge and compare-and-swap), finish.go (record).
 func (s *Syncer) Push(ctx context.Context, opts PushOptions) (Stats, error) {
-	if err := s.lock(); err != nil {
+	o, pm, release, err := s.preparePushed(ctx, "push", opts)
+	if release == nil {
 		return Stats{Op: "push"}, err
 	}
-	defer s.mu.Unlock()
-	o := s.begin("push")
-	pm, err := s.prepare(ctx, o, opts)
+	defer release()
 	if err != nil || opts.DryRun {
 		return o.end(err)
 	}
 	err = s.commitPrepared(ctx, o, pm, opts.Fence)
 	return o.end(err)
+}
+
+// errScopeGrew is returned by planLocal when the dirty set holds paths
+// outside the scope lock the push took: a mark arrived in between.
+var errScopeGrew = errors.New("push: dirty set grew past the scope lock")
+
+// preparePushed takes the push's scope lock (its dirty set, opts.Paths, or
+// everything) and prepares the push under it. A release of nil means no
+// operation began.
+func (s *Syncer) preparePushed(ctx context.Context, name string, opts PushOptions) (*op, *prepared, func(), error) {
+	for attempt := 0; ; attempt++ {
+		sc, err := s.pushScope(opts, attempt >= 2)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		release, err := s.enter(ctx, sc)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		o := s.begin(name)
+		o.held = sc
+		pm, err := s.prepare(ctx, o, opts)
+		if errors.Is(err, errScopeGrew) {
+			release()
+			continue
+		}
+		return o, pm, release, err
+	}
+}
+
+// pushScope is what a push will touch: opts.Paths, or everything with
+// opts.All, an overflowed or bulk mark set, or all set; otherwise the
+// marked paths.
+func (s *Syncer) pushScope(opts PushOptions, all bool) (lockScope, error) {
+	if len(opts.Paths) > 0 {
+		var ps []string
+		for _, p := range opts.Paths {
+			n, err := normalizePath(p)
+			if err != nil {
+				return lockScope{}, err
+			}
+			ps = append(ps, n)
+		}
+		return scopePaths(ps...), nil
+	}
+	if opts.All || all {
+		return scopeAll(), nil
+	}
+	var d dirtySet
+	if err := s.st.view(func(t stx) error { d = t.dirty(); return nil }); err != nil {
+		return lockScope{}, err
+	}
+	return d.lock(), nil
+}
+
+// lock is the scope lock a push of d takes.
+func (d dirtySet) lock() lockScope {
+	if d.overflow || d.bulk {
+		return scopeAll()
+	}
+	return scopePaths(slices.Collect(maps.Keys(d.paths))...)
 }
 
 // upload is one file to send: its content as hashed while planning.
@@ -100,6 +160,7 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localP
 		}
 		only = append(only, n)
 	}
+	recs := map[string]map[string]fileRecord{} // per walk root: the records under it
 	err := s.st.view(func(t stx) error {
 		lp.d = t.dirty()
 		switch {
@@ -109,6 +170,9 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localP
 		case opts.All:
 			lp.d.overflow = true // a walk of everything, with deletions
 		}
+		if !o.held.covers(lp.d.lock()) {
+			return errScopeGrew
+		}
 		if lp.d.empty() {
 			return nil
 		}
@@ -117,16 +181,33 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localP
 			roots = topmost(slices.Collect(maps.Keys(lp.d.paths)))
 		}
 		for _, r := range roots {
-			if err := s.planRoot(ctx, o, t, r, &lp); err != nil {
+			recs[r] = map[string]fileRecord{}
+			err := t.filesIn(index.PrefixRange(r), func(p string, rec fileRecord) error {
+				if under(p, r) {
+					recs[r][p] = rec
+				}
+				return nil
+			})
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	return lp, err
+	if err != nil {
+		return lp, err
+	}
+	// The walk and the hashing run outside the transaction: a long read
+	// transaction would hold up concurrent operations' writes.
+	for _, r := range slices.Sorted(maps.Keys(recs)) {
+		if err := s.planRoot(ctx, o, recs[r], r, &lp); err != nil {
+			return lp, err
+		}
+	}
+	return lp, nil
 }
 
-func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *localPlan) error {
+func (s *Syncer) planRoot(ctx context.Context, o *op, recs map[string]fileRecord, root string, lp *localPlan) error {
 	seen := map[string]bool{}
 	refuse := func(p string, err error) {
 		lp.refused[p] = "refused: " + err.Error()
@@ -138,7 +219,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 		}
 		seen[p] = true
 		o.examined(p)
-		rec, hasRec := t.file(p)
+		rec, hasRec := recs[p]
 		if hasRec && rec.unchanged(lf) {
 			o.add(func(st *Stats) { st.Files.Unchanged++ })
 			return nil // unchanged since this machine verified it
@@ -167,17 +248,18 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, t stx, root string, lp *lo
 			o.change(Change{Path: root, Action: ActionSkip, Reason: "matches no file in the cache and none this cache synced"})
 		}
 	}()
-	return t.filesIn(index.PrefixRange(root), func(p string, rec fileRecord) error {
-		if seen[p] || !under(p, root) || !rec.Hydrated || !(lp.d.overflow || lp.d.marked(p)) {
-			return nil
+	for _, p := range slices.Sorted(maps.Keys(recs)) {
+		rec := recs[p]
+		if seen[p] || !rec.Hydrated || !(lp.d.overflow || lp.d.marked(p)) {
+			continue
 		}
 		lf, err := s.local.stat(p)
 		if err != nil || lf.exists {
-			return nil // present (seen via another root) or unusable: not a deletion
+			continue // present (seen via another root) or unusable: not a deletion
 		}
 		lp.removes = append(lp.removes, removal{path: p, rec: rec})
-		return nil
-	})
+	}
+	return nil
 }
 
 // topmost drops paths that lie under another path of the set.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -60,20 +61,23 @@ func manifestHash(data []byte) string {
 type manifestCache struct {
 	data    []byte
 	version backend.Version
+	seq     uint64 // so a slow read never replaces a newer cached manifest
 }
 
 // readManifest reads the manifest, conditionally on the cached version,
-// and refuses one older than this cache has seen.
+// and refuses one older than this cache had seen when the read began.
 func (s *Syncer) readManifest(ctx context.Context, b backend.Backend) (index.Head, error) {
-	h, err := s.fetchManifest(ctx, b)
+	s.rmu.Lock()
+	c, base := s.mcache, s.seen
+	s.rmu.Unlock()
+	h, err := s.fetchManifest(ctx, b, c)
 	if err != nil {
 		return h, err
 	}
-	return h, s.accept(h)
+	return h, s.accept(h, base)
 }
 
-func (s *Syncer) fetchManifest(ctx context.Context, b backend.Backend) (index.Head, error) {
-	c := s.mcache
+func (s *Syncer) fetchManifest(ctx context.Context, b backend.Backend, c manifestCache) (index.Head, error) {
 	if c.version != "" {
 		h, err := index.ReadManifest(ctx, b, backend.GetOptions{IfNoneMatch: c.version})
 		if errors.Is(err, backend.ErrNotModified) {
@@ -85,7 +89,7 @@ func (s *Syncer) fetchManifest(ctx context.Context, b backend.Backend) (index.He
 		} else if err != nil {
 			return h, err
 		} else {
-			s.mcache = manifestCache{data: h.Data, version: h.Version}
+			s.cacheManifest(h.Data, h.Version, h.Manifest.Seq)
 			return h, nil
 		}
 	}
@@ -93,24 +97,64 @@ func (s *Syncer) fetchManifest(ctx context.Context, b backend.Backend) (index.He
 	if err != nil {
 		return h, err
 	}
-	s.mcache = manifestCache{data: h.Data, version: h.Version}
+	s.cacheManifest(h.Data, h.Version, h.Manifest.Seq)
 	return h, nil
 }
 
-// accept checks h against the highest manifest this cache saw and
-// remembers it. A manifest that went back is refused.
-func (s *Syncer) accept(h index.Head) error {
+// cacheManifest remembers a manifest read or written, unless a concurrent
+// operation already cached a newer one.
+func (s *Syncer) cacheManifest(data []byte, v backend.Version, seq uint64) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	if s.mcache.version == "" || seq >= s.mcache.seq {
+		s.mcache = manifestCache{data: data, version: v, seq: seq}
+	}
+}
+
+// accept checks h against base, the highest manifest this cache had seen
+// when the request that returned h was sent, and remembers it. A manifest
+// that went back is refused. Comparing with the current value instead
+// would refuse a read that a concurrent operation's newer read or commit
+// merely overtook.
+func (s *Syncer) accept(h index.Head, base seen) error {
 	seq, hash := h.Manifest.Seq, manifestHash(h.Data)
 	if h.Version == "" {
 		seq, hash = 0, ""
 	}
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	cur := s.seen
 	switch {
-	case seq < s.seen.seq, seq == s.seen.seq && s.seen.hash != "" && hash != s.seen.hash:
+	case seq < base.seq, seq == base.seq && base.hash != "" && hash != base.hash:
 		s.mcache = manifestCache{}
-		return &RollbackError{Seen: s.seen.seq, Got: seq}
+		return &RollbackError{Seen: base.seq, Got: seq}
+	case seq == cur.seq && cur.hash != "" && hash != cur.hash:
+		// Two manifests of one sequence: the store forked.
+		s.mcache = manifestCache{}
+		return &RollbackError{Seen: cur.seq, Got: seq}
 	}
-	s.seen = seen{seq: seq, hash: hash}
+	if seq > cur.seq || cur.hash == "" {
+		s.seen = seen{seq: seq, hash: hash}
+	}
 	return nil
+}
+
+// seenNow returns the highest manifest seen so far.
+func (s *Syncer) seenNow() seen {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.seen
+}
+
+// saveRemote persists the manifest cache and the highest manifest seen,
+// inside the caller's write transaction. Write transactions run one at a
+// time and the in-memory values only move forward, so the stored ones
+// only move forward too.
+func (s *Syncer) saveRemote(t stx) error {
+	s.rmu.Lock()
+	c, sn := s.mcache, s.seen
+	s.rmu.Unlock()
+	return t.saveRemote(c, sn)
 }
 
 // shards loads shard objects: from this operation's memory, then the local
@@ -180,6 +224,24 @@ func (sh *shards) remember(id string, data []byte, entries map[string]index.Entr
 	defer sh.mu.Unlock()
 	sh.loaded[id] = entries
 	sh.fetched[id] = data
+}
+
+// absorb adds the shards another operation loaded, so a combined commit
+// does not fetch them again (shards are immutable: one id, one content).
+func (sh *shards) absorb(o *shards) {
+	o.mu.Lock()
+	loaded, fetched := maps.Clone(o.loaded), maps.Clone(o.fetched)
+	o.mu.Unlock()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	maps.Copy(sh.loaded, loaded)
+	maps.Copy(sh.fetched, fetched)
+}
+
+func (sh *shards) entries(id string) map[string]index.Entry {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.loaded[id]
 }
 
 func (sh *shards) bytes(id string) []byte {

@@ -65,10 +65,15 @@ func (s *Syncer) Resolve(ctx context.Context, opts ResolveOptions) (Stats, error
 		}
 		roots = append(roots, n)
 	}
-	if err := s.lock(); err != nil {
+	sc := scopePaths(roots...)
+	if opts.All {
+		sc = scopeAll()
+	}
+	release, err := s.enter(ctx, sc)
+	if err != nil {
 		return Stats{Op: "resolve"}, err
 	}
-	defer s.mu.Unlock()
+	defer release()
 	o := s.begin("resolve")
 	recorded, err := s.conflicts()
 	if err != nil {
@@ -87,18 +92,23 @@ func (s *Syncer) Resolve(ctx context.Context, opts ResolveOptions) (Stats, error
 	}
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
+	// Emptied directories are pruned only inside the scope this operation
+	// holds, so a concurrent operation's directory is never removed.
+	within := func(dir string) bool {
+		return opts.All || slices.ContainsFunc(roots, func(q string) bool { return under(dir, q) })
+	}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return o.finish(), err
 		}
-		if err := s.resolveOne(ctx, o, p, opts.Keep); err != nil {
+		if err := s.resolveOne(ctx, o, p, opts.Keep, within); err != nil {
 			return o.finish(), fmt.Errorf("resolve %s: %w", p, err)
 		}
 	}
 	return o.finish(), nil
 }
 
-func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, keep Resolution) error {
+func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, keep Resolution, within func(dir string) bool) error {
 	e, inRemote, err := s.lookup(ctx, o, p)
 	if err != nil {
 		return err
@@ -122,7 +132,7 @@ func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, keep Resolutio
 		if err := s.local.remove(p); err != nil {
 			return err
 		}
-		s.local.pruneDirs(p)
+		s.local.pruneDirs(p, within)
 		reason = "deleted remotely: removed the local copy"
 	case inRemote:
 		// The base becomes the entry seen now; MtimeNs 0 makes the next

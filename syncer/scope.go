@@ -71,6 +71,14 @@ func newScope(paths []string) (scope, error) {
 
 func (s scope) all() bool { return len(s.paths) == 0 }
 
+// lock is the scope lock an operation on s takes.
+func (s scope) lock() lockScope {
+	if s.all() {
+		return scopeAll()
+	}
+	return scopePaths(s.paths...)
+}
+
 func (s scope) contains(p string) bool {
 	if s.all() {
 		return true

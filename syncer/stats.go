@@ -26,6 +26,9 @@ type Stats struct {
 	// Config.MaxChanges; ChangesOmitted counts those past it.
 	Changes        []Change `json:"changes,omitempty"`
 	ChangesOmitted int      `json:"changes_omitted,omitempty"`
+	// Commit describes the commit that carried a push's changes; nil when
+	// the operation committed nothing.
+	Commit *CommitStats `json:"commit,omitempty"`
 	// Counts is the exact request accounting, conditional puts apart.
 	Counts wrap.Counts `json:"-"`
 }
@@ -100,6 +103,7 @@ type op struct {
 	// Progress (Config.Progress) totals, guarded by mu.
 	checked               int
 	doneBytes, totalBytes int64
+	held                  lockScope // the scope lock the operation runs under
 }
 
 func (s *Syncer) begin(name string) *op {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -96,16 +97,20 @@ type CommitLocker interface {
 }
 
 // Syncer keeps one local directory in sync with one bucket (namespace). Its
-// methods are safe for concurrent use; operations run one at a time.
+// methods are safe for concurrent use: operations whose scopes are disjoint
+// run at once, overlapping ones in arrival order (see "Concurrency" in the
+// package doc).
 type Syncer struct {
 	cfg    Config
 	root   backend.Backend // the namespace root
 	local  local
 	st     *state
-	mu     sync.Mutex // one operation at a time
-	closed bool
-	mcache manifestCache // guarded by mu; persisted with each operation's state
-	seen   seen          // guarded by mu; the highest manifest seen, persisted likewise
+	locks  scopeLocks
+	group  committer
+	closed atomic.Bool
+	rmu    sync.Mutex    // guards mcache and seen, never held across a request
+	mcache manifestCache // persisted with each operation's state
+	seen   seen          // the highest manifest seen, persisted likewise
 }
 
 // Open binds cfg.Dir to cfg.Backend. It creates Dir if needed and opens the
@@ -214,25 +219,40 @@ func DefaultLazy(p string) bool {
 
 // Close releases the local state. The Syncer is unusable afterwards.
 func (s *Syncer) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	// Close waits for every operation that arrived before it; any that
+	// arrives later finds the Syncer closed.
+	defer s.locks.wait(lockScope{mode: lockClose})()
+	if s.closed.Swap(true) {
 		return nil
 	}
-	s.closed = true
 	return errors.Join(s.local.dir.Close(), s.st.close())
 }
 
 // ErrClosed is returned by operations on a closed Syncer.
 var ErrClosed = errors.New("syncer: closed")
 
-func (s *Syncer) lock() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return ErrClosed
+// enter waits until an operation of scope sc may run and returns its
+// release.
+func (s *Syncer) enter(ctx context.Context, sc lockScope) (func(), error) {
+	release, err := s.locks.acquire(ctx, sc)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return s.opened(release)
+}
+
+// enterWait is enter without a deadline, for the methods that take no
+// context: they wait only for operations on their own paths.
+func (s *Syncer) enterWait(sc lockScope) (func(), error) {
+	return s.opened(s.locks.wait(sc))
+}
+
+func (s *Syncer) opened(release func()) (func(), error) {
+	if s.closed.Load() {
+		release()
+		return nil, ErrClosed
+	}
+	return release, nil
 }
 
 // MarkDirty records that the file or directory at path (relative to the
@@ -243,10 +263,11 @@ func (s *Syncer) MarkDirty(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.lock(); err != nil {
+	release, err := s.enterWait(scopePaths(p))
+	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer release()
 	return s.st.update(func(t stx) error {
 		return t.markDirty(p, s.cfg.DirtyCap) // "" (the whole cache) is a bulk mark
 	})
@@ -255,9 +276,10 @@ func (s *Syncer) MarkDirty(path string) error {
 // MarkAllDirty makes the next push walk the whole cache. It is not a
 // deletion signal: files absent locally are not deleted remotely.
 func (s *Syncer) MarkAllDirty() error {
-	if err := s.lock(); err != nil {
+	release, err := s.enterWait(scopeAll())
+	if err != nil {
 		return err
 	}
-	defer s.mu.Unlock()
+	defer release()
 	return s.st.update(func(t stx) error { return t.markDirty("", s.cfg.DirtyCap) })
 }

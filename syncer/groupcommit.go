@@ -1,0 +1,267 @@
+package syncer
+
+import (
+	"context"
+	"maps"
+	"sync"
+
+	"github.com/siltsync/silt/index"
+)
+
+// CommitStats describes the manifest compare-and-swap that carried a
+// push's changes.
+type CommitStats struct {
+	// Attempts counts the compare-and-swaps of the manifest sent (1 when
+	// the first won; 0 when nothing needed writing).
+	Attempts int `json:"attempts"`
+	// Batch counts the pushes merged into that one commit (group commit);
+	// 1 when the push committed alone. The commit's requests are counted
+	// in the Stats of the push that led it.
+	Batch int `json:"batch"`
+}
+
+// committer merges the commits of pushes that reach the commit step at the
+// same time into one manifest compare-and-swap (group commit). The first
+// to arrive leads: it commits at once with whatever is queued (often only
+// itself); pushes arriving meanwhile queue, and when the leader is done the
+// first of them leads the next commit with every change that queued. No
+// timer decides anything.
+type committer struct {
+	mu    sync.Mutex
+	busy  bool // a leader is committing
+	queue []*commitReq
+	// onQueue, when set (by tests), is called with the queue length after
+	// each push queues behind a running commit.
+	onQueue func(n int)
+}
+
+// commitReq is one push waiting to commit.
+type commitReq struct {
+	o    *op
+	sh   *shards
+	ch   changeSet
+	head *index.Head
+	wake chan struct{} // closed when the outcome is set, or on promotion
+	// Set under committer.mu before wake closes.
+	lead  bool // this request leads the next commit
+	taken bool // a leader took it into its batch
+	alone bool // the combined commit failed: commit alone
+	res   commitResult
+	err   error
+}
+
+// commitGrouped commits ch, merged with the changes of concurrent pushes
+// when there are any. Commits under a fence or a commit lock go alone.
+func (s *Syncer) commitGrouped(ctx context.Context, o *op, sh *shards, ch changeSet, first *index.Head, fence *Fence) (commitResult, error) {
+	if fence != nil || !o.backend().Capabilities().ConditionalPut {
+		res, err := s.commit(ctx, o, sh, ch, first, fence)
+		res.batch = 1
+		return res, err
+	}
+	c := &s.group
+	r := &commitReq{o: o, sh: sh, ch: ch, head: first, wake: make(chan struct{})}
+	c.mu.Lock()
+	c.queue = append(c.queue, r)
+	if !c.busy {
+		c.busy, r.lead = true, true
+	}
+	leader, n, hook := r.lead, len(c.queue), c.onQueue
+	c.mu.Unlock()
+	if !leader {
+		if hook != nil {
+			hook(n)
+		}
+		select {
+		case <-r.wake:
+		case <-ctx.Done():
+			c.mu.Lock()
+			if !r.taken {
+				c.withdrawLocked(r)
+				c.mu.Unlock()
+				return commitResult{}, ctx.Err()
+			}
+			c.mu.Unlock()
+			<-r.wake // in a batch already: its outcome is on the way
+		}
+		c.mu.Lock()
+		lead, alone := r.lead && !r.taken, r.alone
+		c.mu.Unlock()
+		switch {
+		case alone:
+			res, err := s.commit(ctx, o, sh, ch, nil, nil)
+			res.batch = 1
+			return res, err
+		case !lead:
+			return r.res, r.err
+		}
+	}
+	c.mu.Lock()
+	batch := c.queue
+	c.queue = nil
+	for _, m := range batch {
+		m.taken = true
+	}
+	c.mu.Unlock()
+	s.commitBatch(ctx, o, batch)
+	c.mu.Lock()
+	if len(c.queue) > 0 {
+		c.promoteLocked()
+	} else {
+		c.busy = false
+	}
+	for _, m := range batch {
+		if m != r {
+			close(m.wake)
+		}
+	}
+	alone := r.alone
+	c.mu.Unlock()
+	if alone {
+		res, err := s.commit(ctx, o, sh, ch, nil, nil)
+		res.batch = 1
+		return res, err
+	}
+	return r.res, r.err
+}
+
+// promoteLocked makes the first queued request lead the next commit.
+func (c *committer) promoteLocked() {
+	next := c.queue[0]
+	next.lead = true
+	close(next.wake)
+}
+
+// withdrawLocked removes a request that gave up before any leader took it;
+// a request promoted meanwhile hands the lead on.
+func (c *committer) withdrawLocked(r *commitReq) {
+	for i, q := range c.queue {
+		if q == r {
+			c.queue = append(c.queue[:i], c.queue[i+1:]...)
+			break
+		}
+	}
+	if !r.lead {
+		return
+	}
+	if len(c.queue) > 0 {
+		c.promoteLocked()
+	} else {
+		c.busy = false
+	}
+}
+
+// commitBatch commits the batch as one compare-and-swap, under the
+// leader's context and request counter, and sets each request's outcome.
+// A batch of one commits exactly as a lone push does. When the combined
+// commit fails, every request is marked to commit alone.
+func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq) {
+	if len(batch) == 1 {
+		r := batch[0]
+		r.res, r.err = s.commit(ctx, r.o, r.sh, r.ch, r.head, nil)
+		r.res.batch = 1
+		return
+	}
+	// Scope locks keep concurrent pushes' paths apart; a request that
+	// shares a path with an earlier one all the same commits alone.
+	owner := map[string]*commitReq{}
+	var members []*commitReq
+	ch := changeSet{upserts: map[string]index.Entry{}, bases: map[string]string{}, removals: map[string]string{}}
+	sh := s.newShards(o.backend())
+	for _, r := range batch {
+		if pathsMeet(owner, r.ch) {
+			r.alone = true
+			continue
+		}
+		for p := range r.ch.upserts {
+			owner[p] = r
+		}
+		for p := range r.ch.removals {
+			owner[p] = r
+		}
+		maps.Copy(ch.upserts, r.ch.upserts)
+		maps.Copy(ch.bases, r.ch.bases)
+		maps.Copy(ch.removals, r.ch.removals)
+		sh.absorb(r.sh)
+		members = append(members, r)
+	}
+	if len(members) == 1 {
+		r := members[0]
+		r.res, r.err = s.commit(ctx, r.o, r.sh, r.ch, r.head, nil)
+		r.res.batch = 1
+		return
+	}
+	res, err := s.commit(ctx, o, sh, ch, nil, nil)
+	if err != nil {
+		for _, r := range members {
+			r.alone = true
+		}
+		return
+	}
+	claims := shardClaims(res, owner)
+	for _, r := range members {
+		mine := commitResult{head: res.head, written: res.written, noop: res.noop, attempts: res.attempts, batch: len(members),
+			skipped: map[string]bool{}, conflicts: map[string]string{}, rebased: map[string]string{}}
+		for p := range r.ch.removals {
+			if res.skipped[p] {
+				mine.skipped[p] = true
+			}
+		}
+		for p := range r.ch.upserts {
+			if reason, ok := res.conflicts[p]; ok {
+				mine.conflicts[p] = reason
+			}
+		}
+		for id, base := range res.rebased {
+			if c, ok := claims[id]; !ok || c == r {
+				mine.rebased[id] = base
+			}
+		}
+		// The new shards go to each member's cache, so its finish stores
+		// them locally as a lone push's does.
+		for id := range res.written {
+			r.sh.remember(id, sh.bytes(id), sh.entries(id))
+		}
+		r.res = mine
+	}
+}
+
+// pathsMeet reports whether ch changes a path already owned.
+func pathsMeet(owner map[string]*commitReq, ch changeSet) bool {
+	for p := range ch.upserts {
+		if owner[p] != nil {
+			return true
+		}
+	}
+	for p := range ch.removals {
+		if owner[p] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// shardClaims returns, for each new shard holding changes applied for
+// exactly one member, that member; a shard holding changes of several is
+// mapped to nil. A member's push may record a new shard as reconciled only
+// when the shard differs from its base by that member's changes alone:
+// the others' records are written by their own finish, maybe never.
+// Shards absent from the map hold no applied change (parts of a split).
+func shardClaims(res commitResult, owner map[string]*commitReq) map[string]*commitReq {
+	claims := map[string]*commitReq{}
+	m := res.head.Manifest
+	if res.noop || len(m.Shards) == 0 {
+		return claims
+	}
+	for p, r := range owner {
+		if _, conflicted := res.conflicts[p]; conflicted || res.skipped[p] {
+			continue
+		}
+		id := m.Shards[m.ShardFor(p)].ID
+		if c, ok := claims[id]; ok && c != r {
+			claims[id] = nil
+		} else if !ok {
+			claims[id] = r
+		}
+	}
+	return claims
+}
