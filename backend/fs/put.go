@@ -123,8 +123,10 @@ func (b *Backend) place(target string, op func() error) error {
 			return err
 		}
 		// MkdirAll itself can lose a directory it just made to a pruning
-		// Delete; the next attempt then tries again.
-		if err := os.MkdirAll(filepath.Dir(target), 0o777); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		// Delete: ENOENT, or EEXIST when its mkdir lost to another writer's
+		// and the directory was pruned before MkdirAll looked again (a parent
+		// that is a file is ENOTDIR). The next attempt then tries again.
+		if err := os.MkdirAll(filepath.Dir(target), 0o777); err != nil && !errors.Is(err, iofs.ErrNotExist) && !errors.Is(err, iofs.ErrExist) {
 			return err
 		}
 	}
