@@ -24,6 +24,7 @@ const (
 	HistoryPrefix   = InternalDir + "/manifests/"
 	ControlPrefix   = InternalDir + "/control/"
 	TmpPrefix       = InternalDir + "/tmp/"
+	LocksPrefix     = InternalDir + "/locks/" // lock objects (package lock) of the CLI, silt serve and hosts
 	historySuffix   = ".json"
 	historySeqWidth = 20
 )
@@ -259,3 +260,9 @@ func (m *Manifest) Entries() int {
 func (m *Manifest) SyncKey(i int) string {
 	return m.Shards[i].ID + "|" + m.Shards[i].Lo + "|" + m.Hi(i)
 }
+
+// LockKey is the key of the lock object named name (a model, "global"),
+// relative to the namespace root: where `silt lock`, `silt push --lock` and
+// silt serve keep locks, so that hosts and the command line contend for the
+// same object.
+func LockKey(name string) string { return LocksPrefix + name }

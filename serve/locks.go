@@ -5,17 +5,17 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/siltsync/silt/index"
 	"net/http"
 	"time"
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/lock"
-	"github.com/siltsync/silt/syncer"
 )
 
 // LockPrefix is where lock objects live, relative to the namespace root:
 // the same place `silt lock` uses, so both see the same locks.
-const LockPrefix = syncer.InternalDir + "/locks/"
+const LockPrefix = index.LocksPrefix
 
 // heldLease is a lock the service holds for a client. The lock package
 // heartbeats it; the client must heartbeat the service, or expiry releases

@@ -3,18 +3,18 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/siltsync/silt/index"
 	"os"
 	"time"
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/lock"
-	"github.com/siltsync/silt/syncer"
 )
 
 // lockPrefix is where the command line keeps lock objects, relative to the
 // namespace root: inside silt's own directory, which never syncs and which
 // gc never collects.
-const lockPrefix = syncer.InternalDir + "/locks/"
+const lockPrefix = index.LocksPrefix
 
 var lockCmd = &command{
 	name:    "lock",

@@ -159,32 +159,6 @@ func size(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// sumStats adds b's counts to a (for sync's and hydrate's totals).
-func sumStats(a, b syncer.Stats) syncer.Stats {
-	a.Files.Downloaded += b.Files.Downloaded
-	a.Files.Uploaded += b.Files.Uploaded
-	a.Files.Deleted += b.Files.Deleted
-	a.Files.Removed += b.Files.Removed
-	a.Files.Unchanged += b.Files.Unchanged
-	a.Files.Deduplicated += b.Files.Deduplicated
-	a.Files.Conflicts += b.Files.Conflicts
-	a.Bytes.Down += b.Bytes.Down
-	a.Bytes.Up += b.Bytes.Up
-	a.Requests.Get += b.Requests.Get
-	a.Requests.Put += b.Requests.Put
-	a.Requests.List += b.Requests.List
-	a.Requests.Delete += b.Requests.Delete
-	a.Requests.Stat += b.Requests.Stat
-	a.Local.Examined += b.Local.Examined
-	a.Phases = append(a.Phases, b.Phases...)
-	a.Conflicts = append(a.Conflicts, b.Conflicts...)
-	a.Changes = append(a.Changes, b.Changes...)
-	a.ChangesOmitted += b.ChangesOmitted
-	a.Ms += b.Ms
-	a.Seq = max(a.Seq, b.Seq)
-	return a
-}
-
 func plural(n int64) string {
 	if n == 1 {
 		return ""

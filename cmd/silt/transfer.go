@@ -235,7 +235,7 @@ var syncCmd = &command{
 			c.partial(map[string]any{"op": "sync", "pull": pulled, "push": pushed})
 			return err
 		}
-		total := sumStats(pulled, pushed)
+		total := pulled.Add(pushed)
 		out := map[string]any{"op": "sync", "seq": total.Seq, "pull": pulled, "push": pushed,
 			"changes": total.Changes, "changes_omitted": total.ChangesOmitted, "files": total.Files, "bytes": total.Bytes, "requests": total.Requests, "local": total.Local, "ms": total.Ms}
 		if err := c.result(out, func() { c.printStats(pulled); c.printStats(pushed) }); err != nil {
@@ -336,7 +336,7 @@ var hydrateCmd = &command{
 		total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
 		for _, p := range c.cachePaths(bd.s.Root(), paths) {
 			ok, st, err := hydrate(ctx, bd, p)
-			total = sumStats(total, st)
+			total = total.Add(st)
 			if err != nil {
 				c.partial(total)
 				return fmt.Errorf("hydrate %s in %s: %w", p, bd.dir, err)

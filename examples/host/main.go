@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/siltsync/silt/index"
 	"log"
 	"os"
 	"path/filepath"
@@ -57,7 +58,7 @@ func openMachine(ctx context.Context, store backend.Backend, dir string) *syncer
 // prepare outside the global lock, commit under it.
 func step(ctx context.Context, store backend.Backend, s *syncer.Syncer, typ, id, content string) error {
 	modelDir := fmt.Sprintf("data/%s/%s", typ, id)
-	modelLock, err := lock.New(store, "repo/.silt/locks/"+typ+"/"+id, lock.Options{})
+	modelLock, err := lock.New(store, "repo/"+index.LockKey(typ+"/"+id), lock.Options{})
 	if err != nil {
 		return err
 	}
@@ -78,12 +79,12 @@ func step(ctx context.Context, store backend.Backend, s *syncer.Syncer, typ, id,
 		if err != nil {
 			return struct{}{}, err
 		}
-		global, err := lock.New(store, "repo/.silt/locks/global", lock.Options{})
+		global, err := lock.New(store, "repo/"+index.LockKey("global"), lock.Options{})
 		if err != nil {
 			return struct{}{}, err
 		}
 		committed, err := lock.WithLock(ctx, global, func(ctx context.Context, lease *lock.Lease) (syncer.Stats, error) {
-			return s.CommitPush(ctx, pm, &syncer.Fence{Key: "repo/.silt/locks/global", Token: lease.Token()})
+			return s.CommitPush(ctx, pm, &syncer.Fence{Key: "repo/" + index.LockKey("global"), Token: lease.Token()})
 		})
 		if err != nil {
 			return struct{}{}, err
