@@ -293,3 +293,28 @@ func TestModel_Regression_LostRemovalThenPeerDeletionRecreates(t *testing.T) {
 		}
 	})
 }
+
+// F12 (format 2, a backend/fs model run with a random seed): shards are
+// named by their content, so a commit that removes the only file another
+// commit added brings the older shard back, id and range alike. A cache
+// that had reconciled that older shard, then pushed the file itself, kept
+// its old claim, and its pull skipped the shard: the peer's deletion never
+// arrived, and no conflict was reported.
+func TestModel_Regression_ShardBroughtBackSkipsPeerDeletion(t *testing.T) {
+	regress(t, "F12 pull skips a removal in a shard whose id an older reconciled shard had", func(t *testing.T, bk *bucket) {
+		a, b := bk.host(), bk.host()
+		a.writeMark(map[string]string{"data/t/1/latest": "1"})
+		a.push()
+		b.pull() // reconciles shard S = {latest}
+		b.writeMark(map[string]string{"data/t/1/raw": "r"})
+		b.push() // S' = {latest, raw}
+		a.pull()
+		a.remove("data/t/1/raw")
+		a.mark("data/t/1/raw")
+		a.push() // back to S, byte for byte
+		st := b.pull()
+		if _, ok := b.read("data/t/1/raw"); ok {
+			t.Errorf("the peer's deletion never arrived: data/t/1/raw is still in the cache (pull: %+v, conflicts %v)", st.Files, st.Conflicts)
+		}
+	})
+}

@@ -80,6 +80,15 @@ func (s *Syncer) finishPush(pm *prepared, res *commitResult) error {
 					}
 				}
 			}
+			// This push changed local records, so a claim "every entry of
+			// shard S is reconciled here" made before it no longer holds for
+			// any S but those just vouched for. Shards are named by content:
+			// a later commit can bring an older shard back (a file added,
+			// then removed), and a stale claim would make a pull skip the
+			// removal (F12).
+			if err := t.keepSyncedOnly(m); err != nil {
+				return err
+			}
 			if err := pm.sh.save(t); err != nil {
 				return err
 			}

@@ -162,6 +162,29 @@ func (t stx) synced(id string) bool { return t.tx.Bucket(bucketSynced).Get([]byt
 
 func (t stx) setSynced(id string) error { return t.tx.Bucket(bucketSynced).Put([]byte(id), nil) }
 
+// keepSyncedOnly drops every reconciliation record that is not of a shard
+// of m (by id and range).
+func (t stx) keepSyncedOnly(m *index.Manifest) error {
+	keep := make(map[string]bool, len(m.Shards))
+	for i := range m.Shards {
+		keep[m.SyncKey(i)] = true
+	}
+	b := t.tx.Bucket(bucketSynced)
+	var drop [][]byte
+	_ = b.ForEach(func(k, _ []byte) error {
+		if !keep[string(k)] {
+			drop = append(drop, append([]byte(nil), k...))
+		}
+		return nil
+	})
+	for _, k := range drop {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (t stx) cachedShard(id string) []byte {
 	v := t.tx.Bucket(bucketShards).Get([]byte(id))
 	if v == nil {
