@@ -49,7 +49,23 @@ type GetOptions struct {
 	// unchanged object costs one small request. A missing object is
 	// ErrNotExist as usual.
 	IfNoneMatch Version
+	// Range, when not nil, reads only part of the object (S3 Range, GCS
+	// NewRangeReader, ReadAt on a file): the body yields exactly
+	// Range.Length bytes from Range.Offset, while ObjectInfo still
+	// describes the whole object (its Size is the object's size). A range
+	// that does not lie inside the object fails with ErrInvalidRange.
+	Range *Range
 }
+
+// Range is a byte range of one object: Length bytes from Offset. Offset is
+// at least 0 and Length at least 1.
+type Range struct {
+	Offset int64
+	Length int64
+}
+
+// End returns the offset one past the range's last byte.
+func (r Range) End() int64 { return r.Offset + r.Length }
 
 // ListOptions modify a List.
 type ListOptions struct {

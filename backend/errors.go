@@ -26,6 +26,10 @@ var ErrNotSupported = errors.New("not supported by this backend")
 // ValidateKey.
 var ErrInvalidKey = errors.New("invalid key")
 
+// ErrInvalidRange is returned by Get when GetOptions.Range is malformed
+// (a negative offset, a length under 1) or does not lie inside the object.
+var ErrInvalidRange = errors.New("range not inside the object")
+
 // Error carries the operation and key of a failed backend request and
 // whether retrying it may help. Backends return it from their single error
 // classifier; callers inspect it only with errors.Is and errors.As.

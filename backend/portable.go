@@ -64,12 +64,21 @@ func (p *portable) Get(ctx context.Context, key string, opts GetOptions) (io.Rea
 	if opts.IfMatch != "" && opts.IfNoneMatch != "" {
 		return nil, ObjectInfo{}, invalid("get", key, "GetOptions sets both IfMatch and IfNoneMatch")
 	}
+	if r := opts.Range; r != nil && (r.Offset < 0 || r.Length < 1 || r.End() < r.Offset) {
+		return nil, ObjectInfo{}, &Error{Op: "get", Key: key, Err: fmt.Errorf("offset %d length %d: %w", r.Offset, r.Length, ErrInvalidRange)}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, ObjectInfo{}, err
 	}
 	rc, info, err := p.inner.Get(ctx, key, opts)
 	if err != nil {
 		return nil, info, p.classify(ctx, "get", key, err)
+	}
+	if r := opts.Range; r != nil && r.End() > info.Size {
+		// Stores cut a range that ends past the object at its end (S3,
+		// GCS); the contract refuses it on every store alike.
+		rc.Close()
+		return nil, info, &Error{Op: "get", Key: key, Err: fmt.Errorf("offset %d length %d of a %d-byte object: %w", r.Offset, r.Length, info.Size, ErrInvalidRange)}
 	}
 	return &portableBody{rc: rc, ctx: ctx, key: key, p: p}, info, nil
 }

@@ -95,7 +95,14 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 	case opts.IfNoneMatch != "" && opts.IfNoneMatch == o.version:
 		return nil, info(key, o), &backend.Error{Op: "get", Key: key, Err: backend.ErrNotModified}
 	}
-	return io.NopCloser(bytes.NewReader(o.data)), info(key, o), nil
+	data := o.data
+	if r := opts.Range; r != nil {
+		if r.Offset < 0 || r.Length < 1 || r.End() > int64(len(data)) {
+			return nil, info(key, o), &backend.Error{Op: "get", Key: key, Err: backend.ErrInvalidRange}
+		}
+		data = data[r.Offset:r.End()]
+	}
+	return io.NopCloser(bytes.NewReader(data)), info(key, o), nil
 }
 
 // Put implements backend.Backend. The body is read in full before the
