@@ -1,13 +1,17 @@
 package s3
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -18,9 +22,13 @@ import (
 // the range's. A store that ignored Range answers 200 with the whole
 // object and no Content-Range (HTTP allows it): that body is skipped to
 // the offset and cut at the range's end, so the caller still gets exactly
-// the range.
+// the range. A 206 without Content-Range holds unknown bytes and is
+// refused.
 func ranged(op, key string, r backend.Range, out *s3api.GetObjectOutput) (io.ReadCloser, int64, error) {
 	cr := strings.TrimSpace(aws.ToString(out.ContentRange))
+	if cr == "" && status(out) == http.StatusPartialContent {
+		return nil, 0, backend.Permanent(op, key, errors.New("206 answer to a ranged GetObject without Content-Range: which bytes it holds is unknown"))
+	}
 	if cr == "" {
 		size := aws.ToInt64(out.ContentLength)
 		if !r.Within(size) {
@@ -40,6 +48,15 @@ func ranged(op, key string, r backend.Range, out *s3api.GetObjectOutput) (io.Rea
 		return nil, 0, backend.Permanent(op, key, fmt.Errorf("asked for bytes %d-%d, the store sent Content-Range %q", r.Offset, r.End()-1, cr))
 	}
 	return out.Body, size, nil
+}
+
+// status is the HTTP status of a GetObject answer, 0 where the SDK kept
+// no raw response.
+func status(out *s3api.GetObjectOutput) int {
+	if r, ok := awsmiddleware.GetRawResponse(out.ResultMetadata).(*smithyhttp.Response); ok && r.Response != nil {
+		return r.StatusCode
+	}
+	return 0
 }
 
 func invalidRange(op, key string, r backend.Range, size int64) error {

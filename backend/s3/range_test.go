@@ -79,6 +79,8 @@ func TestBackend_Get_RangeAnswers(t *testing.T) {
 			status: 206, contentRange: "bytes 0-3/10", body: "0123", permanent: true},
 		{name: "206 with an unknown total is permanent", r: backend.Range{Offset: 3, Length: 4},
 			status: 206, contentRange: "bytes 3-6/*", body: "3456", permanent: true},
+		{name: "206 without Content-Range is permanent", r: backend.Range{Offset: 3, Length: 4},
+			status: 206, body: "3456", permanent: true},
 		{name: "206 with a malformed Content-Range is permanent", r: backend.Range{Offset: 3, Length: 4},
 			status: 206, contentRange: "3-6/10", body: "3456", permanent: true},
 		// A store that ignores Range sends the whole object with 200
