@@ -235,6 +235,54 @@ func TestRetry_Get_Retried(t *testing.T) {
 	}
 }
 
+// TestRetry_Get_RangedStaysRanged: a resent ranged Get asks for the same
+// range, so the caller never receives the whole object from a retry.
+func TestRetry_Get_RangedStaysRanged(t *testing.T) {
+	for _, mode := range []wrap.Mode{wrap.FailBefore, wrap.FailAfter, wrap.BreakBody} {
+		t.Run(mode.String(), func(t *testing.T) {
+			g := newRig(backend.RetryConfig{})
+			v := put(t, g.m, "k", "0123456789").Version
+			g.f.Add(wrap.Rule{Verb: wrap.VerbGet, Nth: 1, Mode: mode})
+			r := backend.Range{Offset: 3, Length: 4}
+			data, info, err := backend.ReadAll(context.Background(), g.r, "k", backend.GetOptions{IfMatch: v, Range: &r}, 0)
+			if mode == wrap.BreakBody {
+				// Retry cannot resend a body already handed out; the
+				// caller sees the break, and the next Get is ranged.
+				wantRetryable(t, err, wrap.ErrInjected)
+				data, info, err = backend.ReadAll(context.Background(), g.r, "k", backend.GetOptions{IfMatch: v, Range: &r}, 0)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(data) != "3456" || info.Size != 10 || info.Version != v {
+				t.Errorf("got %q, Size %d, Version %s; want \"3456\", Size 10, Version %s", data, info.Size, info.Version, v)
+			}
+			// FailBefore's first attempt never reaches the store.
+			want := int64(2)
+			if mode == wrap.FailBefore {
+				want = 1
+			}
+			if got := g.c.Counts(); got.Get != want || got.BytesDown > 4*want {
+				t.Errorf("counts %+v, want %d gets and at most %d bytes down (only ranges)", got, want, 4*want)
+			}
+		})
+	}
+}
+
+// TestRetry_Get_InvalidRangeNotRetried: a range outside the object is an
+// answer; resending it would get the same one.
+func TestRetry_Get_InvalidRangeNotRetried(t *testing.T) {
+	g := newRig(backend.RetryConfig{})
+	put(t, g.m, "k", "hello")
+	_, _, err := g.r.Get(context.Background(), "k", backend.GetOptions{Range: &backend.Range{Offset: 5, Length: 1}})
+	if !errors.Is(err, backend.ErrInvalidRange) || backend.IsRetryable(err) {
+		t.Fatalf("err = %v, want ErrInvalidRange, not retryable", err)
+	}
+	if got := g.c.Counts(); got != (wrap.Counts{Get: 1}) || g.s.n() != 0 {
+		t.Errorf("counts %+v, slept %d; want one Get, no bytes, no sleep", got, g.s.n())
+	}
+}
+
 // TestRetry_Get_NotModifiedNotRetried: a conditional read of an unchanged
 // object is an answer, not a failure; resending it would get the same one.
 func TestRetry_Get_NotModifiedNotRetried(t *testing.T) {

@@ -23,6 +23,11 @@ func TestCounting_EachVerb_OneRequest(t *testing.T) {
 			_, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{}, 0)
 			return err
 		}, wrap.Counts{Get: 1, BytesDown: 5}},
+		// A ranged Get is one Get, and only the range comes down.
+		{"ranged get", func(b backend.Backend) error {
+			_, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{Range: &backend.Range{Offset: 1, Length: 3}}, 0)
+			return err
+		}, wrap.Counts{Get: 1, BytesDown: 3}},
 		{"put", func(b backend.Backend) error {
 			_, err := backend.PutBytes(ctx, b, "new", []byte("abc"), backend.Cond{})
 			return err

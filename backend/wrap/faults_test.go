@@ -164,6 +164,47 @@ func TestFaulty_BodyModes_DamageGet(t *testing.T) {
 	}
 }
 
+// TestFaulty_BodyModes_DamageRangedGetInItsMiddle: a ranged body is the
+// range, not the object ObjectInfo describes, so the damage lands in the
+// range's own middle (not past its end, where nothing would notice).
+func TestFaulty_BodyModes_DamageRangedGetInItsMiddle(t *testing.T) {
+	const content = "0123456789abcdefghij"
+	r := backend.Range{Offset: 10, Length: 6} // "abcdef"
+	for _, tt := range []struct {
+		mode    wrap.Mode
+		want    string
+		wantErr bool
+	}{
+		{wrap.CorruptBody, "abc\x9bef", false},
+		{wrap.TruncateBody, "abc", false},
+		{wrap.BreakBody, "abc", true},
+	} {
+		t.Run(tt.mode.String(), func(t *testing.T) {
+			m := mem.New()
+			put(t, m, "k", content)
+			f := wrap.Faults(m)
+			f.Add(wrap.Rule{Verb: wrap.VerbGet, Mode: tt.mode})
+			rc, info, err := f.Get(context.Background(), "k", backend.GetOptions{Range: &r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			if info.Size != int64(len(content)) {
+				t.Errorf("info.Size = %d, want the whole object's %d", info.Size, len(content))
+			}
+			got, err := io.ReadAll(oneByte{rc})
+			if tt.wantErr {
+				wantRetryable(t, err, wrap.ErrInjected)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("body = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // oneByte reads at most one byte per call.
 type oneByte struct{ r io.Reader }
 
