@@ -241,14 +241,14 @@ func TestRetry_Get_RangedStaysRanged(t *testing.T) {
 	for _, mode := range []wrap.Mode{wrap.FailBefore, wrap.FailAfter, wrap.BreakBody} {
 		t.Run(mode.String(), func(t *testing.T) {
 			g := newRig(backend.RetryConfig{})
-			v := put(t, g.m, "k", "0123456789").Version
+			v := silttest.Put(t, g.m, "k", "0123456789").Version
 			g.f.Add(wrap.Rule{Verb: wrap.VerbGet, Nth: 1, Mode: mode})
 			r := backend.Range{Offset: 3, Length: 4}
 			data, info, err := backend.ReadAll(context.Background(), g.r, "k", backend.GetOptions{IfMatch: v, Range: &r}, 0)
 			if mode == wrap.BreakBody {
 				// Retry cannot resend a body already handed out; the
 				// caller sees the break, and the next Get is ranged.
-				wantRetryable(t, err, wrap.ErrInjected)
+				silttest.WantRetryable(t, err, wrap.ErrInjected)
 				data, info, err = backend.ReadAll(context.Background(), g.r, "k", backend.GetOptions{IfMatch: v, Range: &r}, 0)
 			}
 			if err != nil {
@@ -273,7 +273,7 @@ func TestRetry_Get_RangedStaysRanged(t *testing.T) {
 // answer; resending it would get the same one.
 func TestRetry_Get_InvalidRangeNotRetried(t *testing.T) {
 	g := newRig(backend.RetryConfig{})
-	put(t, g.m, "k", "hello")
+	silttest.Put(t, g.m, "k", "hello")
 	_, _, err := g.r.Get(context.Background(), "k", backend.GetOptions{Range: &backend.Range{Offset: 5, Length: 1}})
 	if !errors.Is(err, backend.ErrInvalidRange) || backend.IsRetryable(err) {
 		t.Fatalf("err = %v, want ErrInvalidRange, not retryable", err)

@@ -139,7 +139,7 @@ func TestBackend_Get_RangeAnswers(t *testing.T) {
 // object's size and version.
 func TestBackend_Get_RangeHeaderStripped(t *testing.T) {
 	f := newFake(t)
-	target, err := url.Parse(f.url)
+	target, err := url.Parse(f.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,7 +181,7 @@ func TestFaulty_BodyModes_DamageRangedGetInItsMiddle(t *testing.T) {
 	} {
 		t.Run(tt.mode.String(), func(t *testing.T) {
 			m := mem.New()
-			put(t, m, "k", content)
+			silttest.Put(t, m, "k", content)
 			f := wrap.Faults(m)
 			f.Add(wrap.Rule{Verb: wrap.VerbGet, Mode: tt.mode})
 			rc, info, err := f.Get(context.Background(), "k", backend.GetOptions{Range: &r})
@@ -194,7 +194,7 @@ func TestFaulty_BodyModes_DamageRangedGetInItsMiddle(t *testing.T) {
 			}
 			got, err := io.ReadAll(oneByte{rc})
 			if tt.wantErr {
-				wantRetryable(t, err, wrap.ErrInjected)
+				silttest.WantRetryable(t, err, wrap.ErrInjected)
 			} else if err != nil {
 				t.Fatal(err)
 			}
