@@ -319,10 +319,11 @@ func (m *modelRun) doPull(c *mcache, scope []string, meta bool) opOut {
 			c.base[p] = r
 			delete(c.lazy(), p)
 			delete(c.unknown, p)
-		case xa == "" && r == "" && (xb != "" || !c.unknown[p] && c.base[p] == "" || !o.fired && o.err == nil):
-			// Absent on both sides after a clean pull that read p's shard:
+		case xa == "" && r == "" && (xb != "" || !c.unknown[p] && c.base[p] == "" || o.err == nil):
+			// Absent on both sides after a pull that read p's shard (one
+			// that succeeded did, even when a retried fault fired in it):
 			// the engine drops its record (both deleted), so the next
-			// write of p is a new file.
+			// write of p is a new file (F13).
 			delete(c.base, p)
 			delete(c.lazy(), p)
 			delete(c.unknown, p)

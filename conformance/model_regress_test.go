@@ -318,3 +318,43 @@ func TestModel_Regression_ShardBroughtBackSkipsPeerDeletion(t *testing.T) {
 		}
 	})
 }
+
+// F13 (a model run on fs with a random seed; a fault in the model, not the
+// engine): a pull in which an injected fault fired and was retried away
+// still read every shard in scope, so it took a peer's deletion of a file
+// the cache held only as a lazy record. The model kept the old base and
+// then called the cache's next write of that path, a new file, a push over
+// a commit it never saw. The engine is right; this pins what it does.
+func TestModel_Regression_RetriedPullTakesDeletionOfLazyRecord(t *testing.T) {
+	regress(t, "", func(t *testing.T, bk *bucket) {
+		ctx := context.Background()
+		faults := wrap.Faults(bk.store)
+		a := bk.host()
+		b := bk.host(func(c *syncer.Config) {
+			c.Backend = backend.Production(faults, backend.WithRetry(backend.RetryConfig{Base: 1}))
+		})
+		a.writeMark(map[string]string{"data/t/1/raw": "a1"})
+		a.push()
+		if _, err := b.s.Pull(ctx, syncer.PullOptions{MetadataOnly: true}); err != nil {
+			t.Fatal(err)
+		}
+		a.remove("data/t/1/raw")
+		a.mark("data/t/1/raw")
+		a.push()
+		faults.Add(wrap.Rule{Verb: wrap.VerbGet, Nth: 2}) // a shard read fails once, then is resent
+		if st := b.pull(); st.Files.Conflicts != 0 {
+			t.Fatalf("pull reported conflicts %v", st.Conflicts)
+		}
+		if faults.Fired() == 0 {
+			t.Fatal("the fault never fired: the test no longer covers a retried pull")
+		}
+		b.writeMark(map[string]string{"data/t/1/raw": "b-new"})
+		st := b.push()
+		if st.Files.Conflicts != 0 {
+			t.Fatalf("a new file after a seen deletion was a conflict: %v", st.Conflicts)
+		}
+		if got := bk.snapshotFiles()["data/t/1/raw"]; got != "b-new" {
+			t.Fatalf("committed %q, want the new file b-new", got)
+		}
+	})
+}
