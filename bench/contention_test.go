@@ -120,4 +120,3 @@ func TestPullDuringPush_LibraryAndService(t *testing.T) {
 		}
 	}
 }
-
