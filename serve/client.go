@@ -151,6 +151,14 @@ func (c *Client) Hydrate(ctx context.Context, paths ...string) (HydrateResponse,
 	return out, c.call(ctx, http.MethodPost, "/v1/hydrate", HydrateRequest{Paths: paths}, &out)
 }
 
+// Resolve settles conflicts (see syncer.Syncer.Resolve): req.Keep is
+// KeepLocal or KeepRemote.
+func (c *Client) Resolve(ctx context.Context, req ResolveRequest) (syncer.Stats, error) {
+	req.Async = false
+	var out syncer.Stats
+	return out, c.call(ctx, http.MethodPost, "/v1/resolve", req, &out)
+}
+
 // Start runs an operation (path such as "/v1/pull", req with Async set
 // or not) as a job and returns it at once.
 func (c *Client) Start(ctx context.Context, path string, req any) (Job, error) {

@@ -159,6 +159,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/status", s.handleStatus)
 	m.HandleFunc("POST /v1/preview", s.handlePreview)
 	m.HandleFunc("POST /v1/hydrate", s.handleHydrate)
+	m.HandleFunc("POST /v1/resolve", s.handleResolve)
 	m.HandleFunc("POST /v1/lock/acquire", s.handleLockAcquire)
 	m.HandleFunc("POST /v1/lock/release", s.handleLockRelease)
 	m.HandleFunc("POST /v1/lock/heartbeat", s.handleLockHeartbeat)

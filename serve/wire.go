@@ -79,6 +79,21 @@ type HydrateResponse struct {
 	Stats syncer.Stats `json:"stats"`
 }
 
+// Resolutions of POST /v1/resolve's keep.
+const (
+	KeepLocal  = "local"  // the local copy (or its absence) wins: syncer.KeepLocal
+	KeepRemote = "remote" // the committed copy replaces the local one: syncer.TakeRemote
+)
+
+// ResolveRequest is the body of POST /v1/resolve: settle the conflicts
+// under Paths (or All of them), keeping KeepLocal or KeepRemote.
+type ResolveRequest struct {
+	AsyncOption
+	Paths []string `json:"paths,omitempty"`
+	All   bool     `json:"all,omitempty"`
+	Keep  string   `json:"keep"`
+}
+
 // LockRequest is the body of POST /v1/lock/acquire and /v1/lock/inspect
 // and /v1/lock/force-release.
 type LockRequest struct {
