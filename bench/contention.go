@@ -65,10 +65,11 @@ type ContentionResult struct {
 }
 
 // StepPhases splits a step's overhead: taking the model's lock, the
-// scoped pull, the push (plan, upload, commit).
+// scoped pull, marking the model dirty, the push (plan, upload, commit).
 type StepPhases struct {
 	Lock float64 `json:"lock"`
 	Pull float64 `json:"pull"`
+	Mark float64 `json:"mark"`
 	Push float64 `json:"push"`
 }
 
@@ -97,7 +98,7 @@ func (c *casCounter) Put(ctx context.Context, key string, body io.ReadSeeker, si
 
 // stepTime is one measured step.
 type stepTime struct {
-	total, lock, pull, push time.Duration
+	total, lock, pull, mark, push time.Duration
 	committed               bool
 	seq                     uint64
 }
@@ -144,10 +145,12 @@ func Contention(ctx context.Context, cfg ContentionConfig) (ContentionResult, er
 		if err := st.pull(ctx, scope); err != nil {
 			return t, err
 		}
+		t.pull = time.Since(p0)
+		m0 := time.Now()
 		if err := st.mark(ctx, scope); err != nil {
 			return t, err
 		}
-		t.pull = time.Since(p0)
+		t.mark = time.Since(m0)
 		files := 1 + (model*7+round*13)%50
 		wstart := time.Now()
 		for f := range files {
@@ -226,11 +229,11 @@ func totals(ts []stepTime) []float64 {
 }
 
 func phases(ts []stepTime) StepPhases {
-	var l, p, q []float64
+	var l, p, m, q []float64
 	for _, t := range ts {
-		l, p, q = append(l, ms(t.lock)), append(p, ms(t.pull)), append(q, ms(t.push))
+		l, p, m, q = append(l, ms(t.lock)), append(p, ms(t.pull)), append(m, ms(t.mark)), append(q, ms(t.push))
 	}
-	return StepPhases{Lock: pct(l, 50), Pull: pct(p, 50), Push: pct(q, 50)}
+	return StepPhases{Lock: pct(l, 50), Pull: pct(p, 50), Mark: pct(m, 50), Push: pct(q, 50)}
 }
 
 // pct is the p-th percentile by the nearest-rank method.
