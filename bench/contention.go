@@ -99,8 +99,8 @@ func (c *casCounter) Put(ctx context.Context, key string, body io.ReadSeeker, si
 // stepTime is one measured step.
 type stepTime struct {
 	total, lock, pull, mark, push time.Duration
-	committed               bool
-	seq                     uint64
+	committed                     bool
+	seq                           uint64
 }
 
 // Contention runs the benchmark. Each round runs the Models steps one
