@@ -22,8 +22,9 @@ import (
 type PullDuringPushConfig struct {
 	PushFiles int           // files the other model's push uploads
 	Latency   time.Duration // added to every request
-	// UploadDelay, when set, replaces Latency for unconditional Puts (the
-	// push's uploads; the pull sends none), to make the push last.
+	// UploadDelay, when set, replaces Latency for every Put, conditional
+	// or not (the push's uploads and commit; the pull sends none), to make
+	// the push last as a push over a slow link does.
 	UploadDelay time.Duration
 	// Trials is how many pulls are timed alone and during the push
 	// (medians are reported); 0 means 5.
@@ -91,7 +92,7 @@ func PullDuringPush(ctx context.Context, cfg PullDuringPushConfig) (PullDuringPu
 
 	lc := wrap.LatencyConfig{Delay: cfg.Latency}
 	if cfg.UploadDelay > 0 {
-		lc.PerVerb = map[wrap.Verb]time.Duration{wrap.VerbPut: cfg.UploadDelay}
+		lc.PerVerb = map[wrap.Verb]time.Duration{wrap.VerbPut: cfg.UploadDelay, wrap.VerbCondPut: cfg.UploadDelay}
 	}
 	store := wrap.Latency(raw, lc)
 	cache := filepath.Join(cfg.Dir, "c")
