@@ -103,7 +103,7 @@ func (c *Client) Pull(ctx context.Context, req PullRequest) (syncer.Stats, error
 	return out, c.call(ctx, http.MethodPost, "/v1/pull", req, &out)
 }
 
-// Push marks req.Paths, runs a push and returns its Stats.
+// Push runs a push (of req.Paths only, when set) and returns its Stats.
 func (c *Client) Push(ctx context.Context, req PushRequest) (syncer.Stats, error) {
 	req.Async = false
 	var out syncer.Stats

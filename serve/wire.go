@@ -28,7 +28,8 @@ type PullRequest struct {
 // PushRequest is the body of POST /v1/push and POST /v1/prepare.
 type PushRequest struct {
 	AsyncOption
-	// Paths are marked dirty before the push (as `silt push --path`).
+	// Paths, when set, are the only paths pushed, as if each were marked
+	// (syncer.PushOptions.Paths, `silt push --path`); other marks stay.
 	Paths []string `json:"paths,omitempty"`
 	// All walks the whole cache (as `silt push` without --path).
 	All       bool          `json:"all,omitempty"`
