@@ -54,6 +54,11 @@ type ContentionResult struct {
 	// Where the concurrent steps spend their time: median ms per phase.
 	Alone      StepPhases `json:"alone_phases_median_ms"`
 	Concurrent StepPhases `json:"concurrent_phases_median_ms"`
+	// CPU time (user and system) of the whole process per step, alone and
+	// concurrent: with 7 steps at once, 7 times this must fit in the cores
+	// the machine gives the process, or the steps queue for the CPU.
+	AloneCPUMs float64 `json:"alone_cpu_per_step_ms"`
+	ConcCPUMs  float64 `json:"concurrent_cpu_per_step_ms"`
 	// Of the concurrent rounds: pushes that committed, manifest commits
 	// they made (distinct sequence numbers: group commit merges pushes),
 	// and the conditional writes of the manifest sent (request counter).
@@ -172,8 +177,10 @@ func Contention(ctx context.Context, cfg ContentionConfig) (ContentionResult, er
 	}
 	var alone, conc []stepTime
 	var cas int64
+	var cpuAlone, cpuConc time.Duration
 	for round := range cfg.Rounds {
 		// The steps alone: one model at a time.
+		c0 := processCPU()
 		for m := range cfg.Models {
 			t, err := step(ctx, m, 2*round)
 			if err != nil {
@@ -181,6 +188,8 @@ func Contention(ctx context.Context, cfg ContentionConfig) (ContentionResult, er
 			}
 			alone = append(alone, t)
 		}
+		c1 := processCPU()
+		cpuAlone += c1 - c0
 		before := store.n.Load()
 		var wg sync.WaitGroup
 		ts := make([]stepTime, cfg.Models)
@@ -189,6 +198,7 @@ func Contention(ctx context.Context, cfg ContentionConfig) (ContentionResult, er
 			wg.Go(func() { ts[m], errs[m] = step(ctx, m, 2*round+1) })
 		}
 		wg.Wait()
+		cpuConc += processCPU() - c1
 		if err := errors.Join(errs...); err != nil {
 			return res, fmt.Errorf("concurrent round %d: %w", round, err)
 		}
@@ -203,6 +213,9 @@ func Contention(ctx context.Context, cfg ContentionConfig) (ContentionResult, er
 		res.P95VsAlone = round3(res.ConcP95 / res.AloneMedian)
 	}
 	res.Alone, res.Concurrent = phases(alone), phases(conc)
+	if len(conc) > 0 {
+		res.AloneCPUMs, res.ConcCPUMs = ms(cpuAlone/time.Duration(len(alone))), ms(cpuConc/time.Duration(len(conc)))
+	}
 	seqs := map[uint64]bool{}
 	for _, t := range conc {
 		if t.committed {

@@ -87,10 +87,10 @@ func TestContention_LibraryAndService(t *testing.T) {
 					t.Fatalf("%s on %s: counts off: %+v", res.Via, name, res)
 				}
 				t.Logf("%-7s %-9s %3.0f ms/req: overhead alone median %.1f ms; 7 concurrent median %.1f, p95 %.1f ms (p95 %.2fx alone); "+
-					"phases alone lock/pull/mark/push %.1f/%.1f/%.1f/%.1f, concurrent %.1f/%.1f/%.1f/%.1f; %d pushes in %d commits, %d CAS (%.2f per commit)",
+					"phases alone lock/pull/mark/push %.1f/%.1f/%.1f/%.1f, concurrent %.1f/%.1f/%.1f/%.1f; CPU per step alone %.1f ms, concurrent %.1f ms; %d pushes in %d commits, %d CAS (%.2f per commit)",
 					res.Via, name, res.LatencyMs, res.AloneMedian, res.ConcMedian, res.ConcP95, res.P95VsAlone,
 					res.Alone.Lock, res.Alone.Pull, res.Alone.Mark, res.Alone.Push, res.Concurrent.Lock, res.Concurrent.Pull, res.Concurrent.Mark, res.Concurrent.Push,
-					res.Pushes, res.Commits, res.CASAttempts, res.CASPerCommit)
+					res.AloneCPUMs, res.ConcCPUMs, res.Pushes, res.Commits, res.CASAttempts, res.CASPerCommit)
 			}
 		}
 	}
