@@ -15,22 +15,24 @@ import (
 
 // envContention runs the full size and logs the figures; envS3 is
 // an s3:// URL of an existing bucket (versitygw, as bench/CONTENTION.md
-// starts it) that adds the S3 store to the full run.
+// and .ci/run start it) that adds the S3 store, each run on a fresh
+// prefix.
 const (
 	envContention = "SILT_BENCH_CONTENTION"
 	envS3         = "SILT_BENCH_S3_URL"
 )
 
-// benchStores returns the stores to run on: mem and fs, plus the S3 URL
-// of envS3 in a full run, each a fresh, empty bucket (or prefix) per call.
-func benchStores(t *testing.T) []string {
+// benchStores returns the stores to run on: mem and fs, plus versitygw
+// (the bucket of envS3) when set.
+func benchStores() []string {
 	names := []string{BackendMem, BackendFS}
-	if os.Getenv(envContention) != "" && os.Getenv(envS3) != "" {
+	if os.Getenv(envS3) != "" {
 		names = append(names, "versitygw")
 	}
 	return names
 }
 
+// openStore returns a fresh, empty bucket (or prefix) of the named kind.
 func openStore(t *testing.T, name string) backend.Backend {
 	t.Helper()
 	switch name {
@@ -73,7 +75,7 @@ func TestContention_LibraryAndService(t *testing.T) {
 	if full {
 		rounds, latencies = 5, []time.Duration{0, 10 * time.Millisecond}
 	}
-	for _, name := range benchStores(t) {
+	for _, name := range benchStores() {
 		for _, lat := range latencies {
 			for _, svc := range []bool{false, true} {
 				cfg := ContentionConfig{Models: 7, Rounds: rounds, Latency: lat, Service: svc, Dir: scratch(t),
@@ -104,7 +106,7 @@ func TestPullDuringPush_LibraryAndService(t *testing.T) {
 	if full {
 		files, lat, upload = 800, 10*time.Millisecond, 200*time.Millisecond
 	}
-	for _, name := range benchStores(t) {
+	for _, name := range benchStores() {
 		for _, svc := range []bool{false, true} {
 			cfg := PullDuringPushConfig{PushFiles: files, Latency: lat, UploadDelay: upload, Service: svc, Dir: scratch(t),
 				Store: openStore(t, name), StoreName: name}
