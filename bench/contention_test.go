@@ -70,7 +70,7 @@ func scratch(t *testing.T) string {
 // mem and fs; group commit never makes more manifest commits than pushes,
 // and every commit sent at least one compare-and-swap.
 func TestContention_LibraryAndService(t *testing.T) {
-	rounds, latencies := 2, []time.Duration{0}
+	rounds, latencies := 1, []time.Duration{0} // counts, cheaply (it runs under -race in CI)
 	full := os.Getenv(envContention) != ""
 	if full {
 		rounds, latencies = 5, []time.Duration{0, 10 * time.Millisecond}
@@ -101,14 +101,14 @@ func TestContention_LibraryAndService(t *testing.T) {
 // The scoped pull of one model runs while a push of another uploads, and
 // both succeed. A full run slows the push's uploads to last about 10 s.
 func TestPullDuringPush_LibraryAndService(t *testing.T) {
-	files, lat, upload := 40, time.Millisecond, time.Duration(0)
+	files, lat, upload, trials := 20, time.Millisecond, time.Duration(0), 2
 	full := os.Getenv(envContention) != ""
 	if full {
-		files, lat, upload = 800, 10*time.Millisecond, 200*time.Millisecond
+		files, lat, upload, trials = 800, 10*time.Millisecond, 200*time.Millisecond, 5
 	}
 	for _, name := range benchStores() {
 		for _, svc := range []bool{false, true} {
-			cfg := PullDuringPushConfig{PushFiles: files, Latency: lat, UploadDelay: upload, Service: svc, Dir: scratch(t),
+			cfg := PullDuringPushConfig{PushFiles: files, Latency: lat, UploadDelay: upload, Trials: trials, Service: svc, Dir: scratch(t),
 				Store: openStore(t, name), StoreName: name}
 			res, err := PullDuringPush(t.Context(), cfg)
 			if err != nil {
