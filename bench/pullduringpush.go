@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
 	"github.com/siltsync/silt/serve"
@@ -20,160 +22,200 @@ import (
 type PullDuringPushConfig struct {
 	PushFiles int           // files the other model's push uploads
 	Latency   time.Duration // added to every request
-	Service   bool          // through silt serve instead of the library
-	Dir       string        // scratch directory (short: it holds the socket)
+	// UploadDelay, when set, replaces Latency for every Put, conditional
+	// or not (the push's uploads and commit; the pull sends none), to make
+	// the push last as a push over a slow link does.
+	UploadDelay time.Duration
+	// Trials is how many pulls are timed alone and during the push
+	// (medians are reported); 0 means 5.
+	Trials int
+	// Store is the bucket, empty and used by nobody else; nil means a new
+	// in-memory store. StoreName labels it.
+	Store     backend.Backend
+	StoreName string
+	Service   bool   // through silt serve instead of the library
+	Dir       string // scratch directory (short: it holds the socket)
 }
 
 // PullDuringPushResult compares the scoped pull alone with the same pull
-// started while the push uploads; the target is Ratio <= 1.5.
+// run while the push uploads; the target is Ratio <= 1.5.
 type PullDuringPushResult struct {
 	Via      string  `json:"via"`
+	Store    string  `json:"store"`
+	Trials   int     `json:"trials"`
 	PushMs   float64 `json:"push_ms"`
-	AloneMs  float64 `json:"alone_ms"`
-	DuringMs float64 `json:"during_ms"`
+	AloneMs  float64 `json:"alone_median_ms"`
+	DuringMs float64 `json:"during_median_ms"`
 	Ratio    float64 `json:"ratio"`
+	// Overlapped counts the timed pulls that ended before the push did
+	// (all of them, or the push was too short to measure against).
+	Overlapped int `json:"overlapped"`
 }
 
-// PullDuringPush measures it on the in-memory store.
+// pullModel is the model the measured pull brings in; pushModel the one
+// the concurrent push uploads.
+const (
+	pullModel = "data/t/m3"
+	pushModel = "data/t/m2"
+)
+
+// PullDuringPush measures it.
 func PullDuringPush(ctx context.Context, cfg PullDuringPushConfig) (PullDuringPushResult, error) {
-	res := PullDuringPushResult{Via: "library"}
+	if cfg.Trials <= 0 {
+		cfg.Trials = 5
+	}
+	res := PullDuringPushResult{Via: "library", Store: cfg.StoreName, Trials: cfg.Trials}
 	if cfg.Service {
 		res.Via = "service"
 	}
-	raw := mem.New()
-	// Seed model m3 (what the pull brings in) straight into the bucket.
+	raw := cfg.Store
+	if raw == nil {
+		raw = mem.New()
+		if res.Store == "" {
+			res.Store = BackendMem
+		}
+	}
+	// Seed the pulled model straight into the bucket.
 	seed, err := syncer.Open(ctx, syncer.Config{Backend: raw, Dir: filepath.Join(cfg.Dir, "seed")})
 	if err != nil {
 		return res, err
 	}
 	for i := range 5 {
-		if err := writeFile(filepath.Join(cfg.Dir, "seed", "data/t/m3", fmt.Sprint(i)), "m3"); err != nil {
-			return res, err
+		if err := writeFile(filepath.Join(cfg.Dir, "seed", pullModel, fmt.Sprint(i)), "m3"); err != nil {
+			return res, errors.Join(err, seed.Close())
 		}
 	}
-	if _, err := seed.Push(ctx, syncer.PushOptions{All: true}); err != nil {
+	_, err = seed.Push(ctx, syncer.PushOptions{All: true})
+	if err = errors.Join(err, seed.Close()); err != nil {
 		return res, err
 	}
-	seed.Close()
 
-	store := wrap.Latency(raw, wrap.LatencyConfig{Delay: cfg.Latency})
-	cache := filepath.Join(cfg.Dir, "c")
-	started := make(chan struct{})
-	var once sync.Once
-	progress := func(p syncer.Progress) {
-		if p.Op == "push" {
-			once.Do(func() { close(started) })
-		}
+	lc := wrap.LatencyConfig{Delay: cfg.Latency}
+	if cfg.UploadDelay > 0 {
+		lc.PerVerb = map[wrap.Verb]time.Duration{wrap.VerbPut: cfg.UploadDelay, wrap.VerbCondPut: cfg.UploadDelay}
 	}
+	store := wrap.Latency(raw, lc)
+	cache := filepath.Join(cfg.Dir, "c")
+	started := make(chan struct{}) // closed once the push transferred a file, or ended
+	var once sync.Once
+	uploading := func() { once.Do(func() { close(started) }) }
 	var pull func(ctx context.Context) error
-	var push func(ctx context.Context) (syncer.Stats, error)
+	var push func(ctx context.Context) error
 	var done func() error
 	if cfg.Service {
-		srv, err := serve.Open(ctx, serve.Config{Syncer: syncer.Config{Backend: store, Dir: cache}})
+		sv, err := startService(ctx, syncer.Config{Backend: store, Dir: cache})
 		if err != nil {
 			return res, err
 		}
-		ln, err := serve.Listen(ctx, cache)
-		if err != nil {
-			return res, errors.Join(err, srv.Shutdown(ctx))
-		}
-		go srv.Serve(ln)
-		c, err := serve.Dial(ctx, cache)
-		if err != nil {
-			return res, errors.Join(err, srv.Shutdown(ctx))
-		}
 		pull = func(ctx context.Context) error {
-			_, err := c.Pull(ctx, serve.PullRequest{Scope: []string{"data/t/m3"}})
+			_, err := sv.c.Pull(ctx, serve.PullRequest{Scope: []string{pullModel}})
 			return err
 		}
-		push = func(ctx context.Context) (syncer.Stats, error) {
-			j, err := c.Start(ctx, "/v1/push", serve.PushRequest{Paths: []string{"data/t/m2"}})
+		push = func(ctx context.Context) error {
+			j, err := sv.c.Start(ctx, "/v1/push", serve.PushRequest{Paths: []string{pushModel}})
 			if err != nil {
-				return syncer.Stats{}, err
+				return err
 			}
 			// The job's progress says when uploads are under way.
+			tick := time.NewTicker(2 * time.Millisecond)
+			defer tick.Stop()
 			for {
-				jj, err := c.Job(ctx, j.ID)
+				jj, err := sv.c.Job(ctx, j.ID)
 				if err != nil {
-					return syncer.Stats{}, err
+					return err
 				}
-				if jj.Progress.Files > 0 || jj.State != serve.JobRunning {
-					once.Do(func() { close(started) })
+				if jj.Progress.Files > 0 {
+					uploading()
 				}
 				if jj.State != serve.JobRunning {
 					if jj.Error != nil {
-						return syncer.Stats{}, jj.Error
+						return jj.Error
 					}
-					return syncer.Stats{}, nil
+					return nil
 				}
-				time.Sleep(time.Millisecond) // polling interval of a client, not synchronisation
+				<-tick.C
 			}
 		}
-		done = func() error { return srv.Shutdown(context.WithoutCancel(ctx)) }
+		done = func() error { return sv.close(context.WithoutCancel(ctx)) }
 	} else {
+		progress := func(p syncer.Progress) {
+			if p.Op == "push" && p.Done > 0 {
+				uploading()
+			}
+		}
 		s, err := syncer.Open(ctx, syncer.Config{Backend: store, Dir: cache, Progress: progress})
 		if err != nil {
 			return res, err
 		}
 		pull = func(ctx context.Context) error {
-			_, err := s.Pull(ctx, syncer.PullOptions{Scope: []string{"data/t/m3"}})
+			_, err := s.Pull(ctx, syncer.PullOptions{Scope: []string{pullModel}})
 			return err
 		}
-		push = func(ctx context.Context) (syncer.Stats, error) {
-			if err := s.MarkDirty("data/t/m2"); err != nil {
-				return syncer.Stats{}, err
-			}
-			return s.Push(ctx, syncer.PushOptions{})
+		push = func(ctx context.Context) error {
+			_, err := s.Push(ctx, syncer.PushOptions{Paths: []string{pushModel}})
+			return err
 		}
 		done = s.Close
 	}
 	defer done()
 
-	// A first pull reads the index; then the pulled copies are removed
-	// (unmarked, so not a deletion) before each measured pull, which
-	// downloads them again: the same work alone and during the push.
+	// The pulled copies are removed (unmarked, so not a deletion) before
+	// each timed pull, which downloads them again: the same work alone and
+	// during the push. A first pull reads the index.
+	timed := func() (float64, error) {
+		if err := os.RemoveAll(filepath.Join(cache, pullModel)); err != nil {
+			return 0, err
+		}
+		t0 := time.Now()
+		err := pull(ctx)
+		return ms(time.Since(t0)), err
+	}
 	if err := pull(ctx); err != nil {
 		return res, err
 	}
-	if err := os.RemoveAll(filepath.Join(cache, "data/t/m3")); err != nil {
-		return res, err
-	}
-	t0 := time.Now()
-	if err := pull(ctx); err != nil {
-		return res, err
-	}
-	res.AloneMs = ms(time.Since(t0))
-	if err := os.RemoveAll(filepath.Join(cache, "data/t/m3")); err != nil {
-		return res, err
+	var alone, during []float64
+	for range cfg.Trials {
+		d, err := timed()
+		if err != nil {
+			return res, err
+		}
+		alone = append(alone, d)
 	}
 	for i := range cfg.PushFiles {
-		if err := writeFile(filepath.Join(cache, "data/t/m2", fmt.Sprint(i)), fmt.Sprint("m2-", i)); err != nil {
+		if err := writeFile(filepath.Join(cache, pushModel, fmt.Sprint(i)), fmt.Sprint("m2-", i)); err != nil {
 			return res, err
 		}
 	}
-	pushed := make(chan error, 1)
+	var pushing sync.WaitGroup
+	var pushErr error
+	var pushEnd atomic.Int64
 	p0 := time.Now()
-	go func() {
-		_, err := push(ctx)
+	pushing.Go(func() {
+		pushErr = push(ctx)
+		pushEnd.Store(time.Now().UnixNano())
 		res.PushMs = ms(time.Since(p0))
-		pushed <- err
-	}()
+		uploading()
+	})
 	<-started
-	t1 := time.Now()
-	perr := pull(ctx)
-	res.DuringMs = ms(time.Since(t1))
-	if err := errors.Join(perr, <-pushed); err != nil {
+	var pullErr error
+	for range cfg.Trials {
+		d, err := timed()
+		if err != nil {
+			pullErr = err
+			break
+		}
+		during = append(during, d)
+		if pushEnd.Load() == 0 {
+			res.Overlapped++
+		}
+	}
+	pushing.Wait()
+	if err := errors.Join(pullErr, pushErr); err != nil {
 		return res, err
 	}
+	res.AloneMs, res.DuringMs = pct(alone, 50), pct(during, 50)
 	if res.AloneMs > 0 {
 		res.Ratio = round3(res.DuringMs / res.AloneMs)
 	}
 	return res, nil
-}
-
-func writeFile(p, body string) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(p, []byte(body), 0o644)
 }

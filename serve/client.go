@@ -103,7 +103,7 @@ func (c *Client) Pull(ctx context.Context, req PullRequest) (syncer.Stats, error
 	return out, c.call(ctx, http.MethodPost, "/v1/pull", req, &out)
 }
 
-// Push marks req.Paths, runs a push and returns its Stats.
+// Push runs a push (of req.Paths only, when set) and returns its Stats.
 func (c *Client) Push(ctx context.Context, req PushRequest) (syncer.Stats, error) {
 	req.Async = false
 	var out syncer.Stats
@@ -149,6 +149,14 @@ func (c *Client) Preview(ctx context.Context) (syncer.Preview, error) {
 func (c *Client) Hydrate(ctx context.Context, paths ...string) (HydrateResponse, error) {
 	var out HydrateResponse
 	return out, c.call(ctx, http.MethodPost, "/v1/hydrate", HydrateRequest{Paths: paths}, &out)
+}
+
+// Resolve settles conflicts (see syncer.Syncer.Resolve): req.Keep is
+// KeepLocal or KeepRemote.
+func (c *Client) Resolve(ctx context.Context, req ResolveRequest) (syncer.Stats, error) {
+	req.Async = false
+	var out syncer.Stats
+	return out, c.call(ctx, http.MethodPost, "/v1/resolve", req, &out)
 }
 
 // Start runs an operation (path such as "/v1/pull", req with Async set

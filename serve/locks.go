@@ -43,47 +43,76 @@ func (s *Server) newLock(req LockRequest) (*lock.Lock, error) {
 	return lock.New(s.root, LockPrefix+req.Key, lock.Options{TTL: time.Duration(req.TTLMs) * time.Millisecond, MaxWait: maxWait, Holder: req.Holder})
 }
 
-func (s *Server) handleLockAcquire(w http.ResponseWriter, r *http.Request) {
-	var req LockRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, err)
-		return
+// lockHandler serves an endpoint on a lock named by a LockRequest: it
+// decodes the request and builds the lock (either failing answers at
+// once), then runs act as the operation op; async says whether the
+// endpoint honours "async".
+func (s *Server) lockHandler(op string, async bool, act func(ctx context.Context, req LockRequest, l *lock.Lock) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req LockRequest
+		if err := decode(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		l, err := s.newLock(req)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		s.run(w, r, op, "lock", async && req.Async, func(ctx context.Context) (any, error) { return act(ctx, req, l) })
 	}
-	l, err := s.newLock(req)
-	if err != nil {
-		writeError(w, err)
-		return
+}
+
+// leaseHandler serves an endpoint on a lease the service holds, named by a
+// LeaseRequest: it looks the lease up (removing it from the table when
+// remove is set) and runs act on it as the operation op.
+func (s *Server) leaseHandler(op string, remove bool, act func(ctx context.Context, h *heldLease) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req LeaseRequest
+		if err := decode(r, &req); err != nil {
+			writeError(w, err)
+			return
+		}
+		s.run(w, r, op, "lock", false, func(ctx context.Context) (any, error) {
+			h, err := s.takeLease(req.Lease, remove)
+			if err != nil {
+				return nil, err
+			}
+			return act(ctx, h)
+		})
 	}
+}
+
+// lockAcquire takes the lock and holds it for the client.
+func (s *Server) lockAcquire(ctx context.Context, req LockRequest, l *lock.Lock) (any, error) {
 	ttl := time.Duration(req.TTLMs) * time.Millisecond
 	if ttl == 0 {
 		ttl = lock.DefaultTTL
 	}
-	s.run(w, r, "lock/acquire", "lock", req.Async, func(ctx context.Context) (any, error) {
-		// The lease must outlive this request: acquire on the server's
-		// context, abandoning the wait only if the request goes away.
-		lctx, cancel := context.WithCancel(s.base)
-		stop := context.AfterFunc(ctx, cancel)
-		le, err := l.Acquire(lctx)
-		if !stop() && err == nil {
-			// The request ended as the lock was taken: give it back.
-			err = errors.Join(ctx.Err(), le.Release(context.WithoutCancel(s.base)))
-		}
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		h := &heldLease{Lease: Lease{ID: rand.Text()[:20], Key: req.Key, Token: le.Token(), Nonce: le.Nonce(),
-			TTLMs: ttl.Milliseconds(), Held: true}, lease: le, cancel: cancel}
-		s.mu.Lock()
-		if s.closing {
-			s.mu.Unlock()
-			return nil, errors.Join(errUnavailable, s.dropLease(context.WithoutCancel(s.base), h))
-		}
-		s.leases[h.ID] = h
-		h.expiry = time.AfterFunc(ttl, func() { s.expire(h.ID) })
+	// The lease must outlive this request: acquire on the server's
+	// context, abandoning the wait only if the request goes away.
+	lctx, cancel := context.WithCancel(s.base)
+	stop := context.AfterFunc(ctx, cancel)
+	le, err := l.Acquire(lctx)
+	if !stop() && err == nil {
+		// The request ended as the lock was taken: give it back.
+		err = errors.Join(ctx.Err(), le.Release(context.WithoutCancel(s.base)))
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	h := &heldLease{Lease: Lease{ID: rand.Text()[:20], Key: req.Key, Token: le.Token(), Nonce: le.Nonce(),
+		TTLMs: ttl.Milliseconds(), Held: true}, lease: le, cancel: cancel}
+	s.mu.Lock()
+	if s.closing {
 		s.mu.Unlock()
-		return h.Lease, nil
-	})
+		return nil, errors.Join(errUnavailable, s.dropLease(context.WithoutCancel(s.base), h))
+	}
+	s.leases[h.ID] = h
+	h.expiry = time.AfterFunc(ttl, func() { s.expire(h.ID) })
+	s.mu.Unlock()
+	return h.Lease, nil
 }
 
 // expire releases a lease whose client stopped heartbeating.
@@ -120,92 +149,46 @@ func (s *Server) takeLease(id string, remove bool) (*heldLease, error) {
 	return h, nil
 }
 
-func (s *Server) handleLockRelease(w http.ResponseWriter, r *http.Request) {
-	var req LeaseRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, err)
-		return
+// lockRelease gives a lease's lock back.
+func (s *Server) lockRelease(ctx context.Context, h *heldLease) (any, error) {
+	if err := s.dropLease(ctx, h); err != nil {
+		return nil, err
 	}
-	s.run(w, r, "lock/release", "lock", false, func(ctx context.Context) (any, error) {
-		h, err := s.takeLease(req.Lease, true)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.dropLease(ctx, h); err != nil {
-			return nil, err
-		}
-		out := h.Lease
-		out.Held = false
-		return out, nil
-	})
+	out := h.Lease
+	out.Held = false
+	return out, nil
 }
 
-// handleLockHeartbeat proves the client alive and reports whether the
-// lease still holds; a lost lease is forgotten and answers lock_lost.
-func (s *Server) handleLockHeartbeat(w http.ResponseWriter, r *http.Request) {
-	var req LeaseRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, err)
-		return
+// lockHeartbeat proves the client alive and reports whether the lease
+// still holds; a lost lease is forgotten and answers lock_lost.
+func (s *Server) lockHeartbeat(ctx context.Context, h *heldLease) (any, error) {
+	select {
+	case <-h.lease.Lost():
+		s.mu.Lock()
+		delete(s.leases, h.ID)
+		s.mu.Unlock()
+		_ = s.dropLease(ctx, h) // lost: Release leaves the new holder alone
+		return nil, fmt.Errorf("lease of %s: %w", h.Key, lock.ErrLost)
+	default:
 	}
-	s.run(w, r, "lock/heartbeat", "lock", false, func(ctx context.Context) (any, error) {
-		h, err := s.takeLease(req.Lease, false)
-		if err != nil {
-			return nil, err
-		}
-		select {
-		case <-h.lease.Lost():
-			s.mu.Lock()
-			delete(s.leases, h.ID)
-			s.mu.Unlock()
-			_ = s.dropLease(ctx, h) // lost: Release leaves the new holder alone
-			return nil, fmt.Errorf("lease of %s: %w", h.Key, lock.ErrLost)
-		default:
-		}
-		h.expiry.Reset(time.Duration(h.TTLMs) * time.Millisecond)
-		return h.Lease, nil
-	})
+	h.expiry.Reset(time.Duration(h.TTLMs) * time.Millisecond)
+	return h.Lease, nil
 }
 
-func (s *Server) handleLockInspect(w http.ResponseWriter, r *http.Request) {
-	var req LockRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	l, err := s.newLock(req)
+func lockInspect(ctx context.Context, _ LockRequest, l *lock.Lock) (any, error) {
+	info, err := l.Inspect(ctx)
 	if err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
-	s.run(w, r, "lock/inspect", "lock", false, func(ctx context.Context) (any, error) {
-		info, err := l.Inspect(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return lockInfo(info), nil
-	})
+	return lockInfo(info), nil
 }
 
-func (s *Server) handleLockForceRelease(w http.ResponseWriter, r *http.Request) {
-	var req LockRequest
-	if err := decode(r, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	l, err := s.newLock(req)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
+func lockForceRelease(ctx context.Context, req LockRequest, l *lock.Lock) (any, error) {
 	if req.Nonce == "" {
-		writeError(w, badRequest("force-release needs the holder's nonce"))
-		return
+		return nil, badRequest("force-release needs the holder's nonce")
 	}
-	s.run(w, r, "lock/force-release", "lock", false, func(ctx context.Context) (any, error) {
-		ok, err := l.ForceRelease(ctx, req.Nonce)
-		return map[string]bool{"released": ok}, err
-	})
+	ok, err := l.ForceRelease(ctx, req.Nonce)
+	return map[string]bool{"released": ok}, err
 }
 
 // releaseAll releases every lease the service holds (at shutdown).

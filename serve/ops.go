@@ -164,6 +164,31 @@ func (s *Server) handleHydrate(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request) {
+	var req ResolveRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	opts := syncer.ResolveOptions{Paths: req.Paths, All: req.All}
+	switch req.Keep {
+	case KeepLocal:
+		opts.Keep = syncer.KeepLocal
+	case KeepRemote:
+		opts.Keep = syncer.TakeRemote
+	default:
+		writeError(w, badRequest("resolve: keep must be %q or %q, not %q", KeepLocal, KeepRemote, req.Keep))
+		return
+	}
+	if len(req.Paths) == 0 && !req.All {
+		writeError(w, badRequest("resolve: give paths, or all"))
+		return
+	}
+	s.run(w, r, "resolve", "resolve", req.Async, func(ctx context.Context) (any, error) {
+		return s.sync.Resolve(ctx, opts)
+	})
+}
+
 // addStats sums b into a, for an endpoint that runs several calls.
 func addStats(a, b syncer.Stats) syncer.Stats {
 	a.Files.Downloaded += b.Files.Downloaded

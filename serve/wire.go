@@ -28,7 +28,8 @@ type PullRequest struct {
 // PushRequest is the body of POST /v1/push and POST /v1/prepare.
 type PushRequest struct {
 	AsyncOption
-	// Paths are marked dirty before the push (as `silt push --path`).
+	// Paths, when set, are the only paths pushed, as if each were marked
+	// (syncer.PushOptions.Paths, `silt push --path`); other marks stay.
 	Paths []string `json:"paths,omitempty"`
 	// All walks the whole cache (as `silt push` without --path).
 	All       bool          `json:"all,omitempty"`
@@ -77,6 +78,21 @@ type HydrateRequest struct {
 type HydrateResponse struct {
 	Found []bool       `json:"found"`
 	Stats syncer.Stats `json:"stats"`
+}
+
+// Resolutions of POST /v1/resolve's keep.
+const (
+	KeepLocal  = "local"  // the local copy (or its absence) wins: syncer.KeepLocal
+	KeepRemote = "remote" // the committed copy replaces the local one: syncer.TakeRemote
+)
+
+// ResolveRequest is the body of POST /v1/resolve: settle the conflicts
+// under Paths (or All of them), keeping KeepLocal or KeepRemote.
+type ResolveRequest struct {
+	AsyncOption
+	Paths []string `json:"paths,omitempty"`
+	All   bool     `json:"all,omitempty"`
+	Keep  string   `json:"keep"`
 }
 
 // LockRequest is the body of POST /v1/lock/acquire and /v1/lock/inspect

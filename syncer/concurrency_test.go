@@ -615,3 +615,62 @@ func TestSyncer_Push_GroupCommitFailureFallsBackToEachAlone(t *testing.T) {
 		}
 	}
 }
+
+// A push that queued behind a running commit planned against the manifest
+// that commit replaces; it commits on the one the commit wrote, so its
+// first compare-and-swap wins: no lost swap, backoff or re-read when this
+// process is the only writer.
+func TestSyncer_Push_QueuedBehindACommitWinsItsFirstSwap(t *testing.T) {
+	store := wrap.Count(mem.New())
+	g := newGate(store, isManifestCAS)
+	g.armed.Store(false)
+	c := openCache(t, g)
+	for _, m := range []string{"data/t/m0", "data/t/m1"} {
+		writeFile(t, c, m+"/f0", "v1")
+	}
+	if _, err := c.Push(t.Context(), syncer.PushOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"data/t/m0", "data/t/m1"} {
+		writeFile(t, c, m+"/f0", "v2")
+	}
+	queued := make(chan struct{})
+	var once sync.Once
+	syncer.ObserveCommitQueue(c, func(int) { once.Do(func() { close(queued) }) })
+	g.armed.Store(true)
+	results := make([]opResult, 2)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		st, err := c.Push(t.Context(), syncer.PushOptions{Paths: []string{"data/t/m0"}})
+		results[0] = opResult{st, err}
+	})
+	<-g.arrived // m0's swap is held: m1 plans against the manifest it replaces
+	wg.Go(func() {
+		st, err := c.Push(t.Context(), syncer.PushOptions{Paths: []string{"data/t/m1"}})
+		results[1] = opResult{st, err}
+	})
+	<-queued
+	before := len(store.Log())
+	close(g.release)
+	wg.Wait()
+	for i, r := range results {
+		if r.err != nil {
+			t.Fatalf("push %d: %v", i, r.err)
+		}
+		if r.st.Commit == nil || r.st.Commit.Attempts != 1 {
+			t.Errorf("push %d: commit %+v, want one attempt", i, r.st.Commit)
+		}
+	}
+	if results[0].st.Seq == results[1].st.Seq {
+		t.Fatalf("both pushes at seq %d: the second was not queued behind the first", results[0].st.Seq)
+	}
+	swaps := 0
+	for _, r := range store.Log()[before:] {
+		if r.Verb == wrap.VerbCondPut && r.Key == index.ManifestKey {
+			swaps++
+		}
+	}
+	if swaps != 2 {
+		t.Errorf("%d manifest swaps after the release, want 2 (one per commit)", swaps)
+	}
+}

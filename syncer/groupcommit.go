@@ -30,6 +30,12 @@ type committer struct {
 	mu    sync.Mutex
 	busy  bool // a leader is committing
 	queue []*commitReq
+	// last is the manifest the latest commit here wrote. A push that
+	// queued behind that commit planned against an older one; committing
+	// on last instead saves a lost compare-and-swap (its backoff, history
+	// and shard writes) and a re-read whenever no other writer came in
+	// between (see freshest).
+	last *index.Head
 	// onQueue, when set (by tests), is called with the queue length after
 	// each push queues behind a running commit.
 	onQueue func(n int)
@@ -104,6 +110,11 @@ func (s *Syncer) commitGrouped(ctx context.Context, o *op, sh *shards, ch change
 	c.mu.Unlock()
 	s.commitBatch(ctx, o, batch)
 	c.mu.Lock()
+	for _, m := range batch {
+		if m.err == nil && !m.alone && !m.res.noop && m.res.head.Manifest != nil {
+			c.newerLocked(&m.res.head)
+		}
+	}
 	if len(c.queue) > 0 {
 		c.promoteLocked()
 	} else {
@@ -122,6 +133,33 @@ func (s *Syncer) commitGrouped(ctx context.Context, o *op, sh *shards, ch change
 		return res, err
 	}
 	return r.res, r.err
+}
+
+// newerLocked records h as the latest manifest written, unless a newer
+// one is recorded.
+func (c *committer) newerLocked(h *index.Head) {
+	if c.last == nil || h.Manifest.Seq > c.last.Manifest.Seq {
+		hh := *h
+		c.last = &hh
+	}
+}
+
+// freshest returns what a lone push that read h (at plan time) commits
+// on: the manifest this committer wrote last when it is newer than h and
+// still the newest this cache has seen (so no pull since saw a newer one,
+// whose writer may have collected its shards); h otherwise.
+func (s *Syncer) freshest(h *index.Head) *index.Head {
+	c := &s.group
+	c.mu.Lock()
+	last := c.last
+	c.mu.Unlock()
+	if last == nil || h == nil || h.Manifest == nil || last.Manifest.Seq <= h.Manifest.Seq {
+		return h
+	}
+	if sn := s.seenNow(); sn.seq != last.Manifest.Seq || sn.hash != manifestHash(last.Data) {
+		return h
+	}
+	return last
 }
 
 // promoteLocked makes the first queued request lead the next commit.
@@ -157,7 +195,7 @@ func (c *committer) withdrawLocked(r *commitReq) {
 func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq) {
 	if len(batch) == 1 {
 		r := batch[0]
-		r.res, r.err = s.commit(ctx, r.o, r.sh, r.ch, r.head, nil)
+		r.res, r.err = s.commit(ctx, r.o, r.sh, r.ch, s.freshest(r.head), nil)
 		r.res.batch = 1
 		return
 	}
@@ -186,7 +224,7 @@ func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq) {
 	}
 	if len(members) == 1 {
 		r := members[0]
-		r.res, r.err = s.commit(ctx, r.o, r.sh, r.ch, r.head, nil)
+		r.res, r.err = s.commit(ctx, r.o, r.sh, r.ch, s.freshest(r.head), nil)
 		r.res.batch = 1
 		return
 	}

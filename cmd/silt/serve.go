@@ -184,12 +184,15 @@ type served struct {
 
 func (s *served) Root() string { return s.root }
 
-// errServedResolve is returned by resolve on a directory a service owns:
-// the service API has no resolve call yet.
-var errServedResolve = errors.New("silt serve owns this directory and cannot resolve conflicts yet; stop the service, resolve, then start it again")
-
-func (s *served) Resolve(context.Context, syncer.ResolveOptions) (syncer.Stats, error) {
-	return syncer.Stats{Op: "resolve"}, errServedResolve
+func (s *served) Resolve(ctx context.Context, opts syncer.ResolveOptions) (syncer.Stats, error) {
+	keep := "" // the service refuses it, as the library does
+	switch opts.Keep {
+	case syncer.KeepLocal:
+		keep = serve.KeepLocal
+	case syncer.TakeRemote:
+		keep = serve.KeepRemote
+	}
+	return s.c.Resolve(ctx, serve.ResolveRequest{Paths: opts.Paths, All: opts.All, Keep: keep})
 }
 
 func (s *served) Pull(ctx context.Context, opts syncer.PullOptions) (syncer.Stats, error) {
@@ -197,7 +200,7 @@ func (s *served) Pull(ctx context.Context, opts syncer.PullOptions) (syncer.Stat
 }
 
 func (s *served) Push(ctx context.Context, opts syncer.PushOptions) (syncer.Stats, error) {
-	return s.c.Push(ctx, serve.PushRequest{All: opts.All, MaxDelete: opts.MaxDelete, DryRun: opts.DryRun, Fence: opts.Fence})
+	return s.c.Push(ctx, serve.PushRequest{Paths: opts.Paths, All: opts.All, MaxDelete: opts.MaxDelete, DryRun: opts.DryRun, Fence: opts.Fence})
 }
 
 func (s *served) MarkDirty(path string) error { return s.c.MarkDirty(s.ctx, path) }

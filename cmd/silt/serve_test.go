@@ -122,3 +122,48 @@ func TestServe_ListenNeedsLoopbackAndToken(t *testing.T) {
 		wantCode(t, silt(t, args...), exitUsage, args...)
 	}
 }
+
+// While a service owns the directory, every command on it goes through
+// the service, resolve included: none fails with ErrBusy (the service
+// holds the local state, so a command opening it itself would).
+func TestServe_ResolveGoesThroughTheService(t *testing.T) {
+	u, dirs := setup(t, 2)
+	a, b := dirs[0], dirs[1]
+	startServe(t, a)
+	conflict := func(mine, theirs string) {
+		t.Helper()
+		ok(t, "pull", "--dir", b)
+		write(t, b, "data/x", theirs)
+		ok(t, "push", "--dir", b)
+		write(t, a, "data/x", mine)
+		wantCode(t, silt(t, "push", "--dir", a), 3, "push (conflicting, through the service)")
+		if s := ok(t, "status", "--dir", a, "--offline").stdout; !strings.Contains(s, "conflicts: 1") {
+			t.Fatalf("status through the service does not list the conflict:\n%s", s)
+		}
+	}
+	write(t, a, "data/x", "base")
+	ok(t, "push", "--dir", a)
+
+	conflict("a1", "b1")
+	r := ok(t, "resolve", "--dir", a, "--take-remote", "data/x")
+	if !strings.Contains(r.stdout, "resolved 1 path (took remote)") {
+		t.Errorf("resolve output:\n%s", r.stdout)
+	}
+	if got := read(t, a, "data/x"); got != "b1" {
+		t.Fatalf("data/x = %q after --take-remote through the service, want b's copy", got)
+	}
+
+	conflict("a2", "b2")
+	ok(t, "resolve", "--dir", a, "--keep-local", "--all")
+	if got := ok(t, "cat", u, "data/x").stdout; got != "a2" {
+		t.Fatalf("remote data/x = %q after --keep-local through the service, want a's copy", got)
+	}
+	ok(t, "pull", "--dir", a, "--scope", "data")
+	ok(t, "hydrate", "--dir", a, "data/x")
+	ok(t, "sync", "--dir", a)
+	for _, args := range [][]string{{"status", "--dir", a}, {"resolve", "--dir", a, "--all", "--take-remote"}} {
+		if r := ok(t, args...); strings.Contains(r.stderr, syncer.ErrBusy.Error()) {
+			t.Errorf("%v: %s", args, r.stderr)
+		}
+	}
+}

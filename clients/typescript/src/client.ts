@@ -51,6 +51,15 @@ export interface Prepared {
   stats: Stats;
 }
 
+/** A conflict the cache remembers until a sync or resolve settles it. */
+export interface ConflictRecord {
+  path: string;
+  reason: string;
+  seq: number;
+  op: string;
+  at: string;
+}
+
 export interface Status {
   dirty: string[];
   overflow: boolean;
@@ -58,6 +67,19 @@ export interface Status {
   seen_seq: number;
   remote_seq: number;
   remote_moved: boolean;
+  conflicts?: ConflictRecord[] | null;
+  lazy?: number;
+}
+
+/** How resolve settles a conflict: the local copy wins (pushed next), or the committed one replaces it. */
+export type Keep = "local" | "remote";
+
+export interface ResolveOptions {
+  keep: Keep;
+  /** Files or directories; a directory settles every conflict under it. */
+  paths?: string[];
+  /** Every conflict status lists. */
+  all?: boolean;
 }
 
 export interface Preview {
@@ -201,7 +223,12 @@ export class SiltClient {
     return this.call("POST", "/v1/hydrate", { paths }, o);
   }
 
-  /** Starts an operation ("pull", "push", "prepare", "commit", "status", "preview", "hydrate", "lock/acquire") as a job. */
+  /** Settles conflicts (POST /v1/resolve); with keep "local", push the paths next. */
+  resolve(opts: ResolveOptions, o?: CallOptions): Promise<Stats> {
+    return this.call("POST", "/v1/resolve", opts, o);
+  }
+
+  /** Starts an operation ("pull", "push", "prepare", "commit", "status", "preview", "hydrate", "resolve", "lock/acquire") as a job. */
   start(op: string, body: object = {}, o?: CallOptions): Promise<Job> {
     return this.call("POST", `/v1/${op}`, { ...body, async: true }, o);
   }

@@ -168,6 +168,36 @@ test("a lock through the service excludes a second holder", async () => {
   equal(await b.inspect(), null, "free after withLock");
 });
 
+test("resolve settles a conflict both ways through the service", async () => {
+  const p = "files/conflict.txt";
+  const conflict = async (mine: string, theirs: string) => {
+    fx.silt("pull", "--dir", fx.peer);
+    fx.write(fx.peer, p, theirs);
+    fx.silt("push", "--dir", fx.peer, "--path", p);
+    fx.write(fx.cache, p, mine);
+    equal((await client.push({ paths: [p] })).files.conflicts, 1, "conflicting push");
+    equal(((await client.status()).conflicts ?? []).map((c) => c.path), [p], "status lists the conflict");
+  };
+  fx.write(fx.cache, p, "base");
+  equal((await client.push({ paths: [p] })).files.uploaded, 1, "base pushed");
+
+  await conflict("mine 1", "theirs 1");
+  equal((await client.resolve({ paths: [p], keep: "remote" })).op, "resolve", "resolve op");
+  equal(fx.read(fx.cache, p), "theirs 1", "keep remote takes the committed copy");
+  equal((await client.status()).conflicts ?? [], [], "no conflict left");
+
+  await conflict("mine 2", "theirs 2");
+  await client.resolve({ all: true, keep: "local" });
+  const pushed = await client.push({ paths: [p] });
+  equal([pushed.files.uploaded, pushed.files.conflicts], [1, 0], "push after keep local");
+  fx.silt("pull", "--dir", fx.peer);
+  equal(fx.read(fx.peer, p), "mine 2", "the peer gets the kept local copy");
+
+  await rejects(client.resolve({ paths: [p], keep: "theirs" as "local" }), code("bad_request"), "unknown keep");
+  await rejects(client.resolve({ keep: "local" }), code("bad_request"), "nothing to resolve");
+  await rejects(client.resolve({ paths: ["../x"], keep: "remote" }), code("invalid_path"), "escaping path");
+});
+
 test("TCP with the bearer token works, without it is refused", async () => {
   const tcp = SiltClient.tcp(fx.tcpAddress, fx.token);
   equal((await tcp.info()).api, 1, "info over TCP");
