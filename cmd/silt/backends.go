@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"flag"
+	"net/url"
 
 	"github.com/siltsync/silt/backend"
 	_ "github.com/siltsync/silt/backend/blob" // blob+mem://, blob+azblob:// (the gocloud drivers that are linked)
@@ -15,11 +16,50 @@ import (
 	_ "github.com/siltsync/silt/backend/s3"   // s3://
 )
 
-// timeoutFlag declares --timeout, which every command has because every
-// command may open a store.
-func timeoutFlag(fs *flag.FlagSet, c *cli) {
+// storeFlags declares --timeout, --profile and --gcs-credentials, which
+// every command has because every command may open a store.
+func storeFlags(fs *flag.FlagSet, c *cli) {
 	fs.DurationVar(&c.timeout, "timeout", backend.DefaultTimeout,
 		"fail a store request that makes no progress for this long (a URL's ?timeout= wins)")
+	fs.StringVar(&c.profile, "profile", "",
+		"the AWS shared config profile for s3:// URLs, as aws --profile (default: $AWS_PROFILE; a URL's ?profile= wins)")
+	fs.StringVar(&c.gcsCredentials, "gcs-credentials", "",
+		"a Google credentials JSON file for gs:// URLs (default: $GOOGLE_APPLICATION_CREDENTIALS, then application default; a URL's ?credentials= wins)")
+}
+
+// withStoreFlags returns raw with --profile or --gcs-credentials added as
+// the URL parameter its scheme knows, unless the URL sets it already. A
+// flag the URL's scheme cannot use is a usage error, not silently dropped.
+func withStoreFlags(ctx context.Context, raw string) (string, error) {
+	c, _ := ctx.Value(cliKey{}).(*cli)
+	if c == nil || (c.profile == "" && c.gcsCredentials == "") {
+		return raw, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw, nil // backend.Open reports it
+	}
+	q := u.Query()
+	set := func(flag, value, scheme, param string) error {
+		if value == "" {
+			return nil
+		}
+		if u.Scheme != scheme {
+			return usagef("--%s applies to %s:// URLs, not %s", flag, scheme, redactURL(raw))
+		}
+		if !q.Has(param) {
+			q.Set(param, value)
+		}
+		return nil
+	}
+	if err := set("profile", c.profile, "s3", "profile"); err != nil {
+		return "", err
+	}
+	if err := set("gcs-credentials", c.gcsCredentials, "gs", "credentials"); err != nil {
+		return "", err
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 type cliKey struct{}

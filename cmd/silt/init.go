@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/gcs"
 	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
@@ -64,9 +65,22 @@ func enclosingCache(dir string) (string, bool) {
 
 // openURL opens a bucket URL, with a hint when it fails.
 func openURL(ctx context.Context, url string) (backend.Backend, error) {
-	b, err := backend.Open(ctx, url, openOptions(ctx)...)
+	full, err := withStoreFlags(ctx, url)
 	if err != nil {
-		return nil, withHint(fmt.Errorf("open %s: %w", url, err),
+		return nil, err
+	}
+	b, err := backend.Open(ctx, full, openOptions(ctx)...)
+	if err != nil {
+		var ce *gcs.CredentialsFileError
+		if errors.As(err, &ce) {
+			return nil, withHint(fmt.Errorf("open %s: %w", redactURL(url), err),
+				"point --gcs-credentials, the URL's ?credentials= or GOOGLE_APPLICATION_CREDENTIALS at a credentials JSON file, or unset them for application default credentials")
+		}
+		if errors.Is(err, backend.ErrCredentials) {
+			return nil, withHint(fmt.Errorf("open %s: %w", redactURL(url), err),
+				"check --profile, the URL's ?profile= or AWS_PROFILE against the profiles in your shared AWS files")
+		}
+		return nil, withHint(fmt.Errorf("open %s: %w", redactURL(url), err),
 			"check the URL; stores this silt knows: "+joinSchemes()+" (file:///abs/dir, s3://bucket/prefix, gs://bucket)")
 	}
 	return logged(ctx, b), nil

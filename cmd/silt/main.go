@@ -153,7 +153,7 @@ func (c *cli) newFlags() *flag.FlagSet {
 	fs := flag.NewFlagSet("silt "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.BoolVar(&c.json, "json", false, "print exactly one JSON object on stdout")
-	timeoutFlag(fs, c)
+	storeFlags(fs, c)
 	c.logFlags(fs)
 	fs.BoolVar(&c.verbose, "v", false, "verbose: one line per file uploaded, downloaded, deleted, removed, skipped or in conflict, on stderr")
 	fs.Usage = func() {

@@ -19,6 +19,9 @@ type cli struct {
 	json   bool // --json: one JSON object on stdout, nothing else there
 	// timeout is --timeout: how long a store request may make no progress.
 	timeout time.Duration
+	// profile and gcsCredentials are --profile and --gcs-credentials,
+	// applied to the s3:// and gs:// URLs the command opens.
+	profile, gcsCredentials string
 
 	verbose     bool // -v: one line per file on stderr
 	dryRun      bool // --dry-run: every planned change is listed

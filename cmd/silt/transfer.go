@@ -249,7 +249,7 @@ var statusCmd = &command{
 	name:    "status",
 	args:    "",
 	summary: "show marked paths, what a push would send, and whether the remote moved since the last pull",
-	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline\nsilt status            # inside a cache: also lists conflicts (reason, seq) and lazy files",
+	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline\nsilt status            # inside a cache: also lists conflicts (reason, seq) and lazy files\nsilt status -v         # also the store: endpoint, region, credential source (never a secret), namespace",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
@@ -266,7 +266,12 @@ var statusCmd = &command{
 		if err != nil {
 			return fmt.Errorf("status of %s: %w", bd.dir, err)
 		}
-		out := map[string]any{"op": "status", "dir": bd.dir, "url": bd.cfg.URL, "status": st}
+		out := map[string]any{"op": "status", "dir": bd.dir, "url": redactURL(bd.cfg.URL), "status": st}
+		var store *storeInfo
+		if c.verbose {
+			store = describeStore(bd)
+			out["store"] = store
+		}
 		var plan *syncer.Stats
 		if !*offline {
 			// What `silt push` would do: a dry run over the whole cache,
@@ -279,7 +284,10 @@ var statusCmd = &command{
 			out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts}
 		}
 		return c.result(out, func() {
-			c.printf("cache %s <-> %s\n", bd.dir, bd.cfg.URL)
+			c.printf("cache %s <-> %s\n", bd.dir, redactURL(bd.cfg.URL))
+			if store != nil {
+				store.print(c)
+			}
 			if plan != nil {
 				c.printf("unpushed: %d to upload, %d to delete, %d conflicts\n", plan.Files.Uploaded, plan.Files.Deleted, plan.Files.Conflicts)
 				for _, cf := range plan.Conflicts {
