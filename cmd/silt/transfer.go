@@ -86,7 +86,7 @@ var pullCmd = &command{
 		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0})
 		if err != nil {
 			c.partial(st)
-			return fmt.Errorf("pull %s from %s: %w", bd.dir, bd.cfg.URL, err)
+			return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
 		}
 		if len(lazy) == 0 {
 			st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
@@ -198,7 +198,7 @@ func push(ctx context.Context, bd *bound, paths []string, opts syncer.PushOption
 		return st, usagef("--path: %v", err)
 	}
 	if err != nil {
-		return st, fmt.Errorf("push %s to %s: %w", bd.dir, bd.cfg.URL, err)
+		return st, fmt.Errorf("push %s to %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
 	}
 	return st, nil
 }
@@ -228,7 +228,7 @@ var syncCmd = &command{
 		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{KeepLazy: true})
 		if err != nil {
 			c.partial(map[string]any{"op": "sync", "pull": pulled})
-			return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, bd.cfg.URL, err)
+			return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
 		}
 		pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md})
 		if err != nil {
@@ -350,8 +350,8 @@ var hydrateCmd = &command{
 				return fmt.Errorf("hydrate %s in %s: %w", p, bd.dir, err)
 			}
 			if !ok {
-				return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, bd.cfg.URL),
-					"list what the index holds with: silt ls "+bd.cfg.URL)
+				return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, redactURL(bd.cfg.URL)),
+					"list what the index holds with: silt ls "+redactURL(bd.cfg.URL))
 			}
 		}
 		return c.result(total, func() { c.printStats(total) })
