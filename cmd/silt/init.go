@@ -130,7 +130,7 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 		return nil, err
 	}
 	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress(), ProgressChecks: true,
-		OnChange: c.onChange(), MaxChanges: c.maxChanges(), Logger: c.logger, Lazy: c.lazy})
+		OnChange: c.onChange(), MaxChanges: c.maxChanges(), Logger: c.logger, Lazy: c.lazy, Tracer: c.tracer()})
 	if errors.Is(err, syncer.ErrBusy) {
 		// A silt serve that started while we waited owns it now.
 		if bd, serr := openServed(ctx, dir, cfg); bd != nil && serr == nil {

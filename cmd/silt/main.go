@@ -106,6 +106,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c.cmd = cmd
 	err := cmd.run(withLogger(withCLI(ctx, c), &c.logger), c, args[1:])
+	if terr := c.closeTrace(); err == nil {
+		err = terr
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -155,6 +158,7 @@ func (c *cli) newFlags() *flag.FlagSet {
 	fs.BoolVar(&c.json, "json", false, "print exactly one JSON object on stdout")
 	storeFlags(fs, c)
 	c.logFlags(fs)
+	c.traceFlag(fs)
 	fs.BoolVar(&c.verbose, "v", false, "verbose: one line per file uploaded, downloaded, deleted, removed, skipped or in conflict, on stderr")
 	fs.Usage = func() {
 		w := fs.Output()
@@ -203,6 +207,9 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, er
 		args = rest[1:]
 	}
 	if err := c.setupLog(); err != nil {
+		return nil, err
+	}
+	if err := c.setupTrace(); err != nil {
 		return nil, err
 	}
 	switch {

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -41,6 +43,10 @@ type cli struct {
 	meter *meter // the progress line on a terminal, if any
 
 	lazy func(string) bool // pull --lazy: the syncer's Config.Lazy
+
+	traceTo       string                   // --trace: "", "stdout", "stderr" or a file
+	traceFile     *os.File                 // the --trace file, closed by closeTrace
+	traceProvider *sdktrace.TracerProvider // nil without --trace
 }
 
 // printf writes human output; with --json it writes nothing.
