@@ -131,12 +131,14 @@ func TestDemo_ClosingLines_DoNotPointAtTheRemovedBucket(t *testing.T) {
 
 func TestHelp_NewFlags_EachHasAnExample(t *testing.T) {
 	for cmd, flags := range map[string][]string{
-		"push":    {"-v", "--dry-run", "--lock", "--lock-wait", "--json-changes"},
-		"pull":    {"-v", "--lazy", "--json-changes"},
+		"push":    {"-v", "--dry-run", "--lock", "--lock-wait", "--json-changes", "--trace", "--profile"},
+		"pull":    {"-v", "--lazy", "--json-changes", "SILT_TRACE", "--gcs-credentials"},
 		"sync":    {"-v", "--json-changes"},
 		"resolve": {"--keep-local", "--take-remote", "--all", "--no-push", "-v"},
 		"lock":    {"push --lock"},
-		"ls":      {"$SILT_REMOTE"},
+		"ls":      {"$SILT_REMOTE", "--profile", "?profile=", "--gcs-credentials", "?credentials="},
+		"init":    {"--push-existing", "--adopt", "--profile", "--gcs-credentials"},
+		"status":  {"status -v"},
 	} {
 		h := ok(t, cmd, "--help").stdout
 		i := strings.Index(h, "Example:")
@@ -147,7 +149,8 @@ func TestHelp_NewFlags_EachHasAnExample(t *testing.T) {
 		}
 	}
 	top := ok(t, "--help").stdout
-	for _, f := range []string{"-v", "--dry-run", "--json-changes", "resolve", "--lazy", "--lock", "--log-level", "--log-format", "SILT_REMOTE", "SILT_DIR"} {
+	for _, f := range []string{"-v", "--dry-run", "--json-changes", "resolve", "--lazy", "--lock", "--log-level", "--log-format", "SILT_REMOTE", "SILT_DIR",
+		"--profile", "--gcs-credentials", "--trace", "SILT_TRACE", "--push-existing", "--adopt", "status -v"} {
 		if !strings.Contains(top, f) {
 			t.Errorf("silt --help does not show %s", f)
 		}

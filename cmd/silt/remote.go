@@ -42,7 +42,8 @@ var lsCmd = &command{
 	name:    "ls",
 	args:    "[URL] [PREFIX]",
 	summary: "list committed files through the index (never by listing the bucket)",
-	example: "silt ls file:///srv/bucket\nsilt ls --namespace team-a s3://my-bucket data/acme --long\nsilt ls data/acme          # inside a cache: its bound bucket (or $SILT_REMOTE)",
+	example: "silt ls file:///srv/bucket\nsilt ls --namespace team-a s3://my-bucket data/acme --long\nsilt ls data/acme          # inside a cache: its bound bucket (or $SILT_REMOTE)\n" +
+		"silt ls --profile work s3://my-bucket\nsilt ls s3://my-bucket?profile=work\nsilt ls --gcs-credentials key.json gs://my-bucket\nsilt ls gs://my-bucket?credentials=key.json",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs, ns := c.bucketFlags("the namespace to read")
 		long := fs.Bool("long", false, "show sha256 and commit seq")

@@ -55,7 +55,9 @@ var pullCmd = &command{
 	summary: "bring remote changes into the cache; --scope limits it to paths (and the index shards that cover them)",
 	example: "silt pull --dir ./cache -v\nsilt pull --dir ./cache --scope data/acme/bert --scope data/acme/gpt --metadata-only\n" +
 		"silt pull --lazy '**/*.bin' --lazy 'data/**/raw'   # record these, fetch later with silt hydrate\n" +
-		"silt pull --json --json-changes 100",
+		"silt pull --json --json-changes 100\n" +
+		"SILT_TRACE=stderr silt pull                # spans on stderr\n" +
+		"silt pull --gcs-credentials key.json       # a credentials file, for a gs:// binding",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
@@ -125,7 +127,9 @@ var pushCmd = &command{
 	summary: "upload local changes and commit them; without --path it walks the whole cache, so local deletions of synced files are pushed too",
 	example: "silt push --dir ./cache -v\nsilt push --dir ./cache --path data/acme/bert --dry-run\nsilt push --dir ./cache --max-delete 500\n" +
 		"silt push --lock deploy --lock-wait 2m   # commit under silt lock's lock, with its fencing token\n" +
-		"silt push --json --json-changes 50",
+		"silt push --json --json-changes 50\n" +
+		"silt push --trace spans.jsonl              # OpenTelemetry spans of the push and its phases, as JSON lines\n" +
+		"silt push --profile work                   # the AWS shared profile work, for an s3:// binding",
 	run: func(ctx context.Context, c *cli, args []string) (err error) {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
