@@ -29,8 +29,9 @@ func storeFlags(fs *flag.FlagSet, c *cli) {
 
 // withStoreFlags returns raw with --profile or --gcs-credentials added as
 // the URL parameter its scheme knows, unless the URL sets it already. A
-// flag the URL's scheme cannot use is a usage error, not silently dropped.
-func withStoreFlags(ctx context.Context, raw string) (string, error) {
+// flag the URL's scheme cannot use is a usage error when strict, not
+// silently dropped.
+func withStoreFlags(ctx context.Context, raw string, strict bool) (string, error) {
 	c, _ := ctx.Value(cliKey{}).(*cli)
 	if c == nil || (c.profile == "" && c.gcsCredentials == "") {
 		return raw, nil
@@ -40,23 +41,21 @@ func withStoreFlags(ctx context.Context, raw string) (string, error) {
 		return raw, nil // backend.Open reports it
 	}
 	q := u.Query()
-	set := func(flag, value, scheme, param string) error {
-		if value == "" {
-			return nil
+	switch {
+	case u.Scheme == "s3" && c.profile != "":
+		if !q.Has("profile") {
+			q.Set("profile", c.profile)
 		}
-		if u.Scheme != scheme {
-			return usagef("--%s applies to %s:// URLs, not %s", flag, scheme, redactURL(raw))
+	case u.Scheme == "gs" && c.gcsCredentials != "":
+		if !q.Has("credentials") {
+			q.Set("credentials", c.gcsCredentials)
 		}
-		if !q.Has(param) {
-			q.Set(param, value)
-		}
-		return nil
-	}
-	if err := set("profile", c.profile, "s3", "profile"); err != nil {
-		return "", err
-	}
-	if err := set("gcs-credentials", c.gcsCredentials, "gs", "credentials"); err != nil {
-		return "", err
+	case !strict:
+		return raw, nil
+	case c.profile != "":
+		return "", usagef("--profile applies to s3:// URLs, not %s", redactURL(raw))
+	default:
+		return "", usagef("--gcs-credentials applies to gs:// URLs, not %s", redactURL(raw))
 	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil

@@ -65,7 +65,14 @@ func enclosingCache(dir string) (string, bool) {
 
 // openURL opens a bucket URL, with a hint when it fails.
 func openURL(ctx context.Context, url string) (backend.Backend, error) {
-	full, err := withStoreFlags(ctx, url)
+	return openStore(ctx, url, true)
+}
+
+// openStore is openURL; strict makes --profile or --gcs-credentials on a
+// URL of another scheme a usage error (false for a second store, such as
+// export's destination, that the flags are not meant for).
+func openStore(ctx context.Context, url string, strict bool) (backend.Backend, error) {
+	full, err := withStoreFlags(ctx, url, strict)
 	if err != nil {
 		return nil, err
 	}

@@ -117,7 +117,7 @@ var exportCmd = &command{
 			}
 			dest = (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 		}
-		dst, err := openURL(ctx, dest)
+		dst, err := openStore(ctx, dest, false) // the store flags are for the source
 		if err != nil {
 			return err
 		}
