@@ -59,6 +59,13 @@ func TestStatus_Verbose_DescribesTheStoreWithoutSecrets(t *testing.T) {
 			if r := siltAt(t, root, env, append([]string{"init", "--dir", d, "--namespace", "team-a", tc.url}, tc.flags...)...); r.code != 0 {
 				t.Fatalf("init: %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
+			fi, err := os.Stat(configPath(d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(tc.url, "@") && fi.Mode().Perm() != 0o600 {
+				t.Errorf("config.json of a URL with a secret has mode %v, want 0600", fi.Mode().Perm())
+			}
 			r := siltAt(t, root, env, append([]string{"status", "-v", "--dir", d}, tc.flags...)...)
 			if r.code != 0 {
 				t.Fatalf("status -v: %d\n%s%s", r.code, r.stdout, r.stderr)

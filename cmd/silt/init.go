@@ -269,7 +269,11 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	if err := writeJSON(&data, cfg); err != nil {
 		return err
 	}
-	if err := os.WriteFile(configPath(*dir), data.Bytes(), 0o644); err != nil {
+	perm := os.FileMode(0o644)
+	if redactURL(cfg.URL) != cfg.URL {
+		perm = 0o600 // the URL carries a secret (s3://KEY:SECRET@bucket)
+	}
+	if err := os.WriteFile(configPath(*dir), data.Bytes(), perm); err != nil {
 		return err
 	}
 	stray := strayEntries(abs, cfg.Namespace)
