@@ -15,7 +15,9 @@ import (
 // bucket and a prefix that is empty or a valid key ending in "/". Seeds:
 // testdata/fuzz/FuzzBucketAndPrefix.
 func FuzzBucketAndPrefix(f *testing.F) {
-	for _, s := range []string{"s3://b/p/q", "s3://b", "gs://b/../x", "s3:///nobucket", "s3://b/a%00b", "s3://b//", "file:///tmp/x", "s3://b/a?region=x&bogus=1", "mem://n/%2e%2e/x"} {
+	for _, s := range []string{"s3://b/p/q", "s3://b", "gs://b/../x", "s3:///nobucket", "s3://b/a%00b", "s3://b//", "file:///tmp/x", "s3://b/a?region=x&bogus=1", "mem://n/%2e%2e/x",
+		"s3://b/p?profile=work", "s3://b?profile=", "s3://KEY:SECRET@b/p", "s3://:@b", "s3://k%00:s@b",
+		"gs://b/p?credentials=/tmp/key.json", "gs://b?credentials=", "gs://b?credentials=..%2F..%2Fetc%2Fpasswd"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -23,7 +25,7 @@ func FuzzBucketAndPrefix(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = backend.CheckParams(u, "region", "endpoint")
+		_ = backend.CheckParams(u, "region", "endpoint", "profile", "credentials")
 		bucket, prefix, err := backend.BucketAndPrefix(u)
 		if err != nil {
 			return

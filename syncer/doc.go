@@ -42,6 +42,11 @@
 // finish.go (record locally). A pull runs pull.go (plan per shard, then
 // downloads, then removals and pruning of emptied directories).
 //
+// Stats.Phases times them: a pull's manifest, shards, walk and transfer; a
+// push's walk, index, upload and commit. With Config.Tracer each operation
+// is an OpenTelemetry span under the caller's and each phase a child span
+// with its requests and bytes (trace.go; see ExampleConfig_tracer).
+//
 // # Why the seed bugs cannot happen
 //
 //   - A scoped pull reads the manifest and only the shards whose ranges meet

@@ -32,7 +32,7 @@ func (s *Syncer) PreviewPush(ctx context.Context) (Preview, error) {
 		return Preview{}, err
 	}
 	defer release()
-	o := s.begin("preview")
+	o := s.begin(ctx, "preview")
 	o.held = scopeAll() // it only reads, so any mark is in its scope
 	lp, err := s.planLocal(ctx, o, PushOptions{})
 	if err != nil {
@@ -100,7 +100,7 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 		return st, err
 	}
 	if remote {
-		snap, err := s.readManifest(ctx, s.begin("status").backend())
+		snap, err := s.readManifest(ctx, s.begin(ctx, "status").backend())
 		if err != nil {
 			return st, err
 		}
@@ -127,9 +127,9 @@ func (s *Syncer) HydrateFile(ctx context.Context, path string) (bool, Stats, err
 		return false, Stats{Op: "hydrate"}, err
 	}
 	defer release()
-	o := s.begin("hydrate")
+	o := s.begin(ctx, "hydrate")
 	ok, err := s.hydrate(ctx, o, p)
-	return ok, o.finish(), err
+	return ok, o.fail(err), err
 }
 
 func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
@@ -288,7 +288,7 @@ func (s *Syncer) PreparePush(ctx context.Context, opts PushOptions) (*PushManife
 	}
 	defer release()
 	if err != nil {
-		return nil, o.finish(), err
+		return nil, o.fail(err), err
 	}
 	return &PushManifest{pm: pm}, o.finish(), nil
 }
@@ -306,10 +306,10 @@ func (s *Syncer) CommitPush(ctx context.Context, m *PushManifest, fence *Fence) 
 		return Stats{Op: "commit"}, err
 	}
 	defer release()
-	o := s.begin("commit")
+	o := s.begin(ctx, "commit")
 	pm := *m.pm
 	pm.sh = s.newShards(o.backend())
 	pm.head = nil // the index has moved on since prepare: read it fresh
 	err = s.commitPrepared(ctx, o, &pm, fence)
-	return o.finish(), err
+	return o.fail(err), err
 }

@@ -43,7 +43,7 @@ func (s *Syncer) Pull(ctx context.Context, opts PullOptions) (Stats, error) {
 		return Stats{Op: "pull"}, err
 	}
 	defer release()
-	o := s.begin("pull")
+	o := s.begin(ctx, "pull")
 	o.scope = &sc
 	err = s.pullOnce(ctx, o, sc, opts)
 	return o.end(err)

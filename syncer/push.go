@@ -71,7 +71,7 @@ func (s *Syncer) preparePushed(ctx context.Context, name string, opts PushOption
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		o := s.begin(name)
+		o := s.begin(ctx, name)
 		o.held = sc
 		pm, err := s.prepare(ctx, o, opts)
 		if errors.Is(err, errScopeGrew) {

@@ -74,10 +74,10 @@ func (s *Syncer) Resolve(ctx context.Context, opts ResolveOptions) (Stats, error
 		return Stats{Op: "resolve"}, err
 	}
 	defer release()
-	o := s.begin("resolve")
+	o := s.begin(ctx, "resolve")
 	recorded, err := s.conflicts()
 	if err != nil {
-		return o.finish(), err
+		return o.fail(err), err
 	}
 	var paths []string
 	for _, r := range recorded {
@@ -99,10 +99,10 @@ func (s *Syncer) Resolve(ctx context.Context, opts ResolveOptions) (Stats, error
 	}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
-			return o.finish(), err
+			return o.fail(err), err
 		}
 		if err := s.resolveOne(ctx, o, p, opts.Keep, within); err != nil {
-			return o.finish(), fmt.Errorf("resolve %s: %w", p, err)
+			return o.fail(err), fmt.Errorf("resolve %s: %w", p, err)
 		}
 	}
 	return o.finish(), nil
@@ -220,7 +220,7 @@ func (o *op) settle(c Change) {
 
 // end finishes the operation and remembers its conflicts (see remember).
 func (o *op) end(err error) (Stats, error) {
-	st := o.finish()
+	st := o.fail(err)
 	if rerr := o.remember(err != nil); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("syncer: remember conflicts: %w", rerr))
 	}

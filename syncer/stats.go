@@ -1,6 +1,7 @@
 package syncer
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -117,11 +118,13 @@ type op struct {
 	checked               int
 	doneBytes, totalBytes int64
 	held                  lockScope // the scope lock the operation runs under
+	tr                    opTrace   // Config.Tracer's spans (trace.go)
 }
 
-func (s *Syncer) begin(name string) *op {
+func (s *Syncer) begin(ctx context.Context, name string) *op {
 	now := time.Now()
 	o := &op{s: s, b: wrap.Count(s.root), start: now, phase: now, stats: Stats{Op: name}}
+	o.startTrace(ctx)
 	// An operation that sends no request reports the last sequence this
 	// cache saw; one that reads or writes the manifest overwrites it.
 	_ = s.st.view(func(t stx) error { o.stats.Seq = t.metaUint(metaSeenSeq); o.loadPending(t); return nil })
@@ -166,6 +169,7 @@ func (o *op) backend() backend.Backend { return o.b }
 func (o *op) mark(name string) {
 	now := time.Now()
 	o.stats.Phases = append(o.stats.Phases, Phase{Name: name, Ms: ms(now.Sub(o.phase))})
+	o.tracePhase(name, o.phase, now)
 	o.phase = now
 }
 
@@ -192,7 +196,15 @@ func (o *op) finish() Stats {
 	if o.stats.Phases == nil {
 		o.stats.Phases = []Phase{}
 	}
+	o.endTrace(o.stats)
 	return o.stats
+}
+
+// fail is finish for an operation that ends with err (recorded on its
+// span when traced).
+func (o *op) fail(err error) Stats {
+	o.traceError(err)
+	return o.finish()
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/siltsync/silt/backend"
 )
 
@@ -70,6 +72,15 @@ type Config struct {
 	// (info; warn when it failed) and, at debug, one per change. Nil is
 	// silent. Requests are logged by wrapping the Backend (wrap.Log).
 	Logger *slog.Logger
+	// Tracer, when set, receives an OpenTelemetry span per operation
+	// ("silt.pull", "silt.push", "silt.prepare", "silt.commit",
+	// "silt.hydrate", "silt.resolve", "silt.preview"),
+	// a child of the span in the caller's context, with a child span per
+	// phase ("silt.pull.manifest", "silt.push.upload", ...) carrying its
+	// requests and bytes; the operation's span carries its scope, seq,
+	// file counts, requests and bytes, and its error. Nil makes no spans
+	// and costs a nil check.
+	Tracer trace.Tracer
 }
 
 // Progress reports one finished transfer of a running operation, or (with

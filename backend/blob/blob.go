@@ -21,10 +21,22 @@ const getAttempts = 3
 type Backend struct {
 	b         *gcblob.Bucket
 	cfg       Config
-	ownBucket bool // opened from a URL, so Close closes it
+	ownBucket bool   // opened from a URL, so Close closes it
+	scheme    string // the URL's scheme ("blob+azblob"), for Describe
+	name      string // the URL's host, for Describe
 }
 
 var _ backend.Backend = (*Backend)(nil)
+
+// Describe implements backend.Describer. The gocloud driver resolves its
+// own credentials, which the adapter cannot see.
+func (b *Backend) Describe() backend.Description {
+	scheme := b.scheme
+	if scheme == "" {
+		scheme = "blob"
+	}
+	return backend.Description{Scheme: scheme, Bucket: b.name, Credentials: "the gocloud driver's own (its default chain)"}
+}
 
 // New adapts b. Close does not close b; its owner does.
 func New(b *gcblob.Bucket, cfg Config) *Backend {

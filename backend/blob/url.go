@@ -54,5 +54,6 @@ func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
 	}
 	b := New(bkt, cfg)
 	b.ownBucket = true
+	b.scheme, b.name = u.Scheme, u.Host
 	return b, nil
 }

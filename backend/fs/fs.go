@@ -35,6 +35,12 @@ type Backend struct {
 
 var _ backend.Backend = (*Backend)(nil)
 
+// Describe implements backend.Describer: a directory needs no credentials
+// beyond the file system's permissions.
+func (b *Backend) Describe() backend.Description {
+	return backend.Description{Scheme: Scheme, Bucket: b.root, Credentials: "none (local file system permissions)"}
+}
+
 // New opens the directory root as a bucket, creating it and its parents
 // when missing (use the URL parameter create=false to insist that it
 // exists). It also creates root/.silt-fs, where writes are staged and

@@ -26,6 +26,15 @@ type Config struct {
 	// DELETE (fake-gcs-server v1.56.1), where a "conditional" delete would
 	// silently delete whatever is there.
 	NoConditionalDelete bool
+	// CredentialsFile is a Google credentials JSON file (a service
+	// account key, an authorized user, an external account) to use
+	// instead of the application default credentials. Empty takes
+	// GOOGLE_APPLICATION_CREDENTIALS, as the SDK does, then the
+	// application default. A file that is missing, unreadable or not a
+	// credentials file fails New with a [CredentialsFileError].
+	CredentialsFile string
+
+	credentialsFrom string // where CredentialsFile came from, for messages
 }
 
 // normPrefix validates p and returns it with a trailing slash, or "".

@@ -6,9 +6,15 @@
 // # URLs
 //
 // "gs://bucket/some/prefix" opens bucket with every key stored under
-// "some/prefix/". The URL takes no query parameters; an unknown one is an
-// error rather than a silently ignored typo. Credentials come from the
-// client library's default chain (Application Default Credentials).
+// "some/prefix/". The one query parameter is credentials=FILE, a Google
+// credentials JSON file (service account key, authorized user, external
+// account); an unknown parameter is an error rather than a silently
+// ignored typo. Without it, credentials come from the client library's
+// default chain: GOOGLE_APPLICATION_CREDENTIALS, then Application Default
+// Credentials. A named file (by the URL, Config.CredentialsFile or
+// GOOGLE_APPLICATION_CREDENTIALS) that is missing, unreadable or malformed
+// fails New with a [CredentialsFileError] naming its path.
+// [Backend.Describe] says which source is in use.
 //
 // # Versions and conditions
 //

@@ -11,6 +11,7 @@ import (
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
+	"google.golang.org/api/option"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -28,6 +29,7 @@ type Backend struct {
 	client     *storage.Client
 	ownsClient bool
 	condDelete bool
+	creds      string // the credential source, for Describe
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -42,12 +44,17 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, owns := cfg.Client, false
+	client, owns, creds := cfg.Client, false, "the caller's storage.Client"
 	if client == nil {
+		var opts []option.ClientOption
+		if opts, creds, err = credentials(cfg); err != nil {
+			return nil, err
+		}
 		// JSON reads, because only they carry ifGenerationNotMatch: an
 		// unchanged manifest then costs a bodyless 304. (They report no
 		// modification time on Get; nothing in silt reads it there.)
-		if client, err = storage.NewClient(ctx, storage.WithJSONReads()); err != nil {
+		opts = append(opts, storage.WithJSONReads())
+		if client, err = storage.NewClient(ctx, opts...); err != nil {
 			if strings.Contains(err.Error(), "could not find default credentials") {
 				return nil, fmt.Errorf("gcs: %w: no Google credentials found; silt looked in GOOGLE_APPLICATION_CREDENTIALS, gcloud's application_default_credentials.json (run: gcloud auth application-default login) and the GCE metadata server: %w", backend.ErrCredentials, err)
 			}
@@ -60,7 +67,7 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	bh := client.Bucket(cfg.Bucket).Retryer(storage.WithPolicy(storage.RetryNever))
 	return &Backend{
 		bucket: bh, name: cfg.Bucket, prefix: prefix,
-		client: client, ownsClient: owns, condDelete: !cfg.NoConditionalDelete,
+		client: client, ownsClient: owns, condDelete: !cfg.NoConditionalDelete, creds: creds,
 	}, nil
 }
 
@@ -326,4 +333,14 @@ func (b *Backend) Close() error {
 		return b.client.Close()
 	}
 	return nil
+}
+
+// Describe implements backend.Describer; the credential source was
+// settled by New, which checked any credentials file.
+func (b *Backend) Describe() backend.Description {
+	endpoint := "https://storage.googleapis.com"
+	if host := os.Getenv("STORAGE_EMULATOR_HOST"); host != "" {
+		endpoint = host + " (STORAGE_EMULATOR_HOST)"
+	}
+	return backend.Description{Scheme: Scheme, Bucket: b.name, Prefix: b.prefix, Endpoint: endpoint, Credentials: b.creds}
 }

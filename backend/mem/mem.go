@@ -39,6 +39,7 @@ func openURL(_ context.Context, u *url.URL) (backend.Backend, error) {
 	b, ok := named[name]
 	if !ok {
 		b = New()
+		b.name = name
 		named[name] = b
 	}
 	namedMu.Unlock()
@@ -61,6 +62,7 @@ type Backend struct {
 	mu      sync.Mutex
 	objects map[string]object
 	gen     uint64 // versions are never reused, so stale IfMatch always fails
+	name    string // the URL's name, for Describe
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -205,6 +207,12 @@ func (b *Backend) Capabilities() backend.Capabilities {
 
 // Close implements backend.Backend.
 func (b *Backend) Close() error { return nil }
+
+// Describe implements backend.Describer: an in-process bucket needs no
+// credentials.
+func (b *Backend) Describe() backend.Description {
+	return backend.Description{Scheme: Scheme, Bucket: b.name, Credentials: "none (in-process memory)"}
+}
 
 func info(key string, o object) backend.ObjectInfo {
 	return backend.ObjectInfo{Key: key, Size: int64(len(o.data)), Version: o.version, ModTime: o.modTime}

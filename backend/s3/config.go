@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/siltsync/silt/backend"
@@ -83,6 +84,18 @@ type Config struct {
 	// credential chain (environment, shared files, IMDS); Region,
 	// Endpoint and HTTPClient above still override it.
 	AWSConfig *aws.Config
+	// Profile names the shared config profile to take credentials and
+	// region from (as `aws --profile`); it wins over AWS_PROFILE and over
+	// AWS_ACCESS_KEY_ID in the environment, as an explicit profile does
+	// in the AWS SDK. Empty follows the default chain, which honours
+	// AWS_PROFILE.
+	Profile string
+	// AccessKeyID and SecretAccessKey (and SessionToken, optional) are
+	// static credentials; they win over Profile and the environment.
+	// Both or neither must be set.
+	AccessKeyID, SecretAccessKey, SessionToken string
+
+	fromURL bool // the static credentials came from a URL's user info
 }
 
 // withDefaults validates c and fills zero fields.
@@ -107,6 +120,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 1
 	}
+	if (c.AccessKeyID == "") != (c.SecretAccessKey == "") {
+		return c, fmt.Errorf("s3: Config.AccessKeyID and SecretAccessKey: set both or neither")
+	}
 	if c.Endpoint != "" && !strings.Contains(c.Endpoint, "://") {
 		scheme := "https://"
 		if c.DisableHTTPS {
@@ -122,10 +138,24 @@ func (c Config) client(ctx context.Context) (*s3api.Client, error) {
 	var awsCfg aws.Config
 	if c.AWSConfig != nil {
 		awsCfg = c.AWSConfig.Copy()
+		if c.AccessKeyID != "" {
+			awsCfg.Credentials = credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)
+		}
 	} else {
+		var opts []func(*awsconfig.LoadOptions) error
+		if c.Profile != "" {
+			opts = append(opts, awsconfig.WithSharedConfigProfile(c.Profile))
+		}
+		if c.AccessKeyID != "" {
+			opts = append(opts, awsconfig.WithCredentialsProvider(
+				credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)))
+		}
 		var err error
-		awsCfg, err = awsconfig.LoadDefaultConfig(ctx)
+		awsCfg, err = awsconfig.LoadDefaultConfig(ctx, opts...)
 		if err != nil {
+			if c.Profile != "" {
+				return nil, fmt.Errorf("s3: load AWS config for profile %q (%s): %w: %w", c.Profile, sharedFiles(), backend.ErrCredentials, err)
+			}
 			return nil, fmt.Errorf("s3: load AWS config: %w", err)
 		}
 	}

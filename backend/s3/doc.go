@@ -27,6 +27,15 @@
 //   - conditional_delete=false: the store ignores If-Match on DELETE
 //     (default true, as on AWS since 2025-09).
 //   - multipart_threshold, part_size: in bytes (defaults 64 MiB and 16 MiB).
+//   - profile: the shared config profile to use (as `aws --profile`); it
+//     wins over AWS_PROFILE and over keys in the environment.
+//
+// Static keys may be given as user info, s3://KEY_ID:SECRET@bucket, for
+// stores that hand out a key pair; they win over every other source. The
+// URL then holds a secret: print it only as url.URL.Redacted does.
+// [Backend.Describe] names the source the chain will use ("env
+// (AWS_ACCESS_KEY_ID)", "shared profile work (~/.aws/credentials, ...)",
+// "static from URL"), never the credentials themselves.
 //
 // A local emulator or gateway:
 //

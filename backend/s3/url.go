@@ -22,6 +22,7 @@ const (
 	paramConditionalDelete = "conditional_delete"
 	paramMultipart         = "multipart_threshold"
 	paramPartSize          = "part_size"
+	paramProfile           = "profile"
 )
 
 func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
@@ -36,7 +37,7 @@ func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
 // does not know so that a typo cannot silently fall back to a default.
 func configFromURL(u *url.URL) (Config, error) {
 	if err := backend.CheckParams(u, paramRegion, paramEndpoint, paramUsePathStyle, paramDisableHTTPS,
-		paramRequestChecksum, paramResponseChecksum, paramConditionalDelete, paramMultipart, paramPartSize); err != nil {
+		paramRequestChecksum, paramResponseChecksum, paramConditionalDelete, paramMultipart, paramPartSize, paramProfile); err != nil {
 		return Config{}, err
 	}
 	bucket, prefix, err := backend.BucketAndPrefix(u)
@@ -44,7 +45,20 @@ func configFromURL(u *url.URL) (Config, error) {
 		return Config{}, err
 	}
 	q := u.Query()
-	cfg := Config{Bucket: bucket, Prefix: prefix, Region: q.Get(paramRegion), Endpoint: q.Get(paramEndpoint)}
+	cfg := Config{Bucket: bucket, Prefix: prefix, Region: q.Get(paramRegion), Endpoint: q.Get(paramEndpoint), Profile: q.Get(paramProfile)}
+	if q.Has(paramProfile) && cfg.Profile == "" {
+		return Config{}, fmt.Errorf("backend: s3 URL parameter %s is empty: want a profile name from the shared AWS config", paramProfile)
+	}
+	if u.User != nil {
+		// s3://KEY:SECRET@bucket: static credentials, for stores that
+		// hand out a key pair (MinIO, R2). The secret is never printed:
+		// Describe says "static from URL" and callers show u.Redacted().
+		secret, ok := u.User.Password()
+		if u.User.Username() == "" || !ok || secret == "" {
+			return Config{}, fmt.Errorf("backend: s3 URL %s: user info must be ACCESS_KEY_ID:SECRET_ACCESS_KEY", u.Redacted())
+		}
+		cfg.AccessKeyID, cfg.SecretAccessKey, cfg.fromURL = u.User.Username(), secret, true
+	}
 	bad := func(name string, err error) (Config, error) {
 		return Config{}, fmt.Errorf("backend: s3 URL parameter %s=%q: %w", name, q.Get(name), err)
 	}

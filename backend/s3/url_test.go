@@ -108,3 +108,26 @@ func TestWindow_ReadsAndSeeksOnlyItsRange(t *testing.T) {
 		t.Errorf("short body: err = %v, want io.ErrUnexpectedEOF", err)
 	}
 }
+
+func TestConfigFromURL_ProfileAndUserInfo(t *testing.T) {
+	u, _ := url.Parse("s3://AKIDURL:s3cr3t@bkt/p?profile=work")
+	got, err := configFromURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Profile != "work" || got.AccessKeyID != "AKIDURL" || got.SecretAccessKey != "s3cr3t" || !got.fromURL {
+		t.Errorf("configFromURL = %+v, want profile work and static AKIDURL/s3cr3t from the URL", got)
+	}
+	if src := credentialSource(got); src != "static from URL" {
+		t.Errorf("credentialSource = %q, want static from URL", src)
+	}
+	for _, raw := range []string{"s3://bkt?profile=", "s3://onlykey@bkt", "s3://:secret@bkt"} {
+		u, _ := url.Parse(raw)
+		_, err := configFromURL(u)
+		if err == nil {
+			t.Errorf("%s: accepted", raw)
+		} else if strings.Contains(err.Error(), "secret") && raw == "s3://:secret@bkt" {
+			t.Errorf("%s: error %q shows the secret", raw, err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"flag"
+	"net/url"
 
 	"github.com/siltsync/silt/backend"
 	_ "github.com/siltsync/silt/backend/blob" // blob+mem://, blob+azblob:// (the gocloud drivers that are linked)
@@ -15,11 +16,49 @@ import (
 	_ "github.com/siltsync/silt/backend/s3"   // s3://
 )
 
-// timeoutFlag declares --timeout, which every command has because every
-// command may open a store.
-func timeoutFlag(fs *flag.FlagSet, c *cli) {
+// storeFlags declares --timeout, --profile and --gcs-credentials, which
+// every command has because every command may open a store.
+func storeFlags(fs *flag.FlagSet, c *cli) {
 	fs.DurationVar(&c.timeout, "timeout", backend.DefaultTimeout,
 		"fail a store request that makes no progress for this long (a URL's ?timeout= wins)")
+	fs.StringVar(&c.profile, "profile", "",
+		"the AWS shared config profile for s3:// URLs, as aws --profile (default: $AWS_PROFILE; a URL's ?profile= wins)")
+	fs.StringVar(&c.gcsCredentials, "gcs-credentials", "",
+		"a Google credentials JSON file for gs:// URLs (default: $GOOGLE_APPLICATION_CREDENTIALS, then application default; a URL's ?credentials= wins)")
+}
+
+// withStoreFlags returns raw with --profile or --gcs-credentials added as
+// the URL parameter its scheme knows, unless the URL sets it already. A
+// flag the URL's scheme cannot use is a usage error when strict, not
+// silently dropped.
+func withStoreFlags(ctx context.Context, raw string, strict bool) (string, error) {
+	c, _ := ctx.Value(cliKey{}).(*cli)
+	if c == nil || (c.profile == "" && c.gcsCredentials == "") {
+		return raw, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw, nil // backend.Open reports it
+	}
+	q := u.Query()
+	switch {
+	case u.Scheme == "s3" && c.profile != "":
+		if !q.Has("profile") {
+			q.Set("profile", c.profile)
+		}
+	case u.Scheme == "gs" && c.gcsCredentials != "":
+		if !q.Has("credentials") {
+			q.Set("credentials", c.gcsCredentials)
+		}
+	case !strict:
+		return raw, nil
+	case c.profile != "":
+		return "", usagef("--profile applies to s3:// URLs, not %s", redactURL(raw))
+	default:
+		return "", usagef("--gcs-credentials applies to gs:// URLs, not %s", redactURL(raw))
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 type cliKey struct{}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/gcs"
 	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
@@ -64,9 +65,29 @@ func enclosingCache(dir string) (string, bool) {
 
 // openURL opens a bucket URL, with a hint when it fails.
 func openURL(ctx context.Context, url string) (backend.Backend, error) {
-	b, err := backend.Open(ctx, url, openOptions(ctx)...)
+	return openStore(ctx, url, true)
+}
+
+// openStore is openURL; strict makes --profile or --gcs-credentials on a
+// URL of another scheme a usage error (false for a second store, such as
+// export's destination, that the flags are not meant for).
+func openStore(ctx context.Context, url string, strict bool) (backend.Backend, error) {
+	full, err := withStoreFlags(ctx, url, strict)
 	if err != nil {
-		return nil, withHint(fmt.Errorf("open %s: %w", url, err),
+		return nil, err
+	}
+	b, err := backend.Open(ctx, full, openOptions(ctx)...)
+	if err != nil {
+		var ce *gcs.CredentialsFileError
+		if errors.As(err, &ce) {
+			return nil, withHint(fmt.Errorf("open %s: %w", redactURL(url), err),
+				"point --gcs-credentials, the URL's ?credentials= or GOOGLE_APPLICATION_CREDENTIALS at a credentials JSON file, or unset them for application default credentials")
+		}
+		if errors.Is(err, backend.ErrCredentials) {
+			return nil, withHint(fmt.Errorf("open %s: %w", redactURL(url), err),
+				"check --profile, the URL's ?profile= or AWS_PROFILE against the profiles in your shared AWS files")
+		}
+		return nil, withHint(fmt.Errorf("open %s: %w", redactURL(url), err),
 			"check the URL; stores this silt knows: "+joinSchemes()+" (file:///abs/dir, s3://bucket/prefix, gs://bucket)")
 	}
 	return logged(ctx, b), nil
@@ -116,7 +137,7 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 		return nil, err
 	}
 	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress(), ProgressChecks: true,
-		OnChange: c.onChange(), MaxChanges: c.maxChanges(), Logger: c.logger, Lazy: c.lazy})
+		OnChange: c.onChange(), MaxChanges: c.maxChanges(), Logger: c.logger, Lazy: c.lazy, Tracer: c.tracer()})
 	if errors.Is(err, syncer.ErrBusy) {
 		// A silt serve that started while we waited owns it now.
 		if bd, serr := openServed(ctx, dir, cfg); bd != nil && serr == nil {
@@ -148,11 +169,28 @@ func namespaceOf(b backend.Backend, ns string) (backend.Backend, error) {
 }
 
 var initCmd = &command{
-	name:    "init",
-	args:    "URL",
-	summary: "bind a local directory to a bucket URL (kept in DIR/.silt/config.json, which never syncs)",
-	example: "silt init --dir ~/models s3://my-bucket/silt?region=eu-west-1\nsilt init --dir ./cache --namespace team-a file:///srv/bucket",
-	run:     runInit,
+	name: "init",
+	args: "URL",
+	summary: "bind a local directory to a bucket URL (kept in DIR/.silt/config.json, which never syncs); " +
+		"a directory that already holds files needs --push-existing or --adopt",
+	example: "silt init --dir ~/models s3://my-bucket/silt?region=eu-west-1\n" +
+		"silt init --dir ./cache --namespace team-a file:///srv/bucket\n" +
+		"silt init --push-existing s3://my-bucket      # this directory's files become the first commit (or a push)\n" +
+		"silt init --adopt s3://my-bucket              # keep these files as the cache's state; the next push sends what differs\n" +
+		"silt init --profile work s3://my-bucket       # an AWS shared-config profile (or ?profile=work, or $AWS_PROFILE)\n" +
+		"silt init --gcs-credentials key.json gs://my-bucket",
+	run: runInit,
+}
+
+// errNotEmpty is the refusal of init on a directory that holds files,
+// when neither --push-existing nor --adopt says what to do with them.
+func errNotEmpty(dir string, local, remote int) error {
+	return &refusedError{
+		msg: fmt.Sprintf("%s already holds %d files and the bucket %d; silt init does not guess what to do with them", dir, local, remote),
+		hint: "choose one: --push-existing binds and pushes them now (the first commit, or an ordinary push onto the bucket's files, " +
+			"where a file that differs is a conflict); --adopt binds and takes them as the cache's state (files equal to the bucket's are in sync, " +
+			"a file that differs is kept and wins at the next push, files only here go up with the next push, files only in the bucket are downloaded)",
+	}
 }
 
 func runInit(ctx context.Context, c *cli, args []string) error {
@@ -160,9 +198,17 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	dir := dirFlag(fs)
 	ns := fs.String("namespace", "", "sync only this namespace of the bucket")
 	force := fs.Bool("force", false, "replace an existing binding to another URL or namespace")
+	pushExisting := fs.Bool("push-existing", false, "the directory holds files: bind, then push them at once (the first commit on an empty bucket; "+
+		"on one with commits an ordinary push, where a file that differs from the bucket's is a conflict, exit 3)")
+	adopt := fs.Bool("adopt", false, "the directory holds files: bind and take them as the cache's state. Files equal to the bucket's are recorded as in sync; "+
+		"a file that differs is kept and marked to win at the next push (as silt resolve --keep-local); files only here are pushed by the next push; "+
+		"files only in the bucket are downloaded now. Nothing is uploaded until silt push")
 	pos, err := c.parse(fs, args, 1, 1)
 	if err != nil {
 		return err
+	}
+	if *pushExisting && *adopt {
+		return usagef("--push-existing and --adopt exclude each other")
 	}
 	if *dir == "" {
 		// init never searches upward: that would bind the enclosing cache.
@@ -182,12 +228,14 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 			hint: "a cache inside a cache never syncs its own state through the outer one; use a directory outside " + outer,
 		}
 	}
-	if old, err := readBinding(*dir); err == nil && old != cfg && !*force {
+	old, oldErr := readBinding(*dir)
+	if oldErr == nil && old != cfg && !*force {
 		return &refusedError{
-			msg:  fmt.Sprintf("%s is already bound to %s (namespace %q)", *dir, old.URL, old.Namespace),
+			msg:  fmt.Sprintf("%s is already bound to %s (namespace %q)", *dir, redactURL(old.URL), old.Namespace),
 			hint: "binding a synced cache to another bucket mixes their files; use a new directory, or --force",
 		}
 	}
+	rebind := oldErr == nil && old == cfg // init again: its files are the cache's already
 	b, err := openURL(ctx, cfg.URL)
 	if err != nil {
 		return err
@@ -196,7 +244,21 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	root, _ := namespaceOf(b, cfg.Namespace)
 	snap, err := index.OpenSnapshot(ctx, root)
 	if err != nil {
-		return fmt.Errorf("read the index of %s: %w", cfg.URL, err)
+		return fmt.Errorf("read the index of %s: %w", redactURL(cfg.URL), err)
+	}
+	m := snap.Manifest()
+	abs, _ := filepath.Abs(*dir)
+	dataRoot := filepath.Join(abs, cfg.Namespace)
+	local := countFiles(dataRoot)
+	mode := "bind"
+	switch {
+	case local == 0 || rebind:
+	case *pushExisting:
+		mode = "push-existing"
+	case *adopt:
+		mode = "adopt"
+	default:
+		return errNotEmpty(*dir, local, m.Entries())
 	}
 	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: *dir, Namespace: cfg.Namespace})
 	if err != nil {
@@ -207,26 +269,58 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	if err := writeJSON(&data, cfg); err != nil {
 		return err
 	}
-	if err := os.WriteFile(configPath(*dir), data.Bytes(), 0o644); err != nil {
+	perm := os.FileMode(0o644)
+	if redactURL(cfg.URL) != cfg.URL {
+		perm = 0o600 // the URL carries a secret (s3://KEY:SECRET@bucket)
+	}
+	if err := os.WriteFile(configPath(*dir), data.Bytes(), perm); err != nil {
 		return err
 	}
-	abs, _ := filepath.Abs(*dir)
-	m := snap.Manifest()
-	dataRoot := filepath.Join(abs, cfg.Namespace)
-	local := countFiles(dataRoot)
 	stray := strayEntries(abs, cfg.Namespace)
-	next := nextStep(*dir, local, m.Entries())
-	out := map[string]any{"op": "init", "dir": abs, "url": cfg.URL, "namespace": cfg.Namespace,
-		"seq": m.Seq, "entries": m.Entries(), "local_files": local, "next": next}
+	out := map[string]any{"op": "init", "dir": abs, "url": redactURL(cfg.URL), "namespace": cfg.Namespace,
+		"seq": m.Seq, "entries": m.Entries(), "local_files": local, "mode": mode}
 	if len(stray) > 0 {
 		out["ignored"] = stray
 	}
+	var st syncer.Stats
+	var next string
+	switch mode {
+	case "bind":
+		next = nextStep(*dir, local, m.Entries())
+	case "push-existing":
+		if st, err = initPush(ctx, c, *dir); err != nil {
+			c.partial(st)
+			return err
+		}
+		out["push"] = st
+		next = fmt.Sprintf("silt status --dir %s", *dir)
+		if m.Entries() > 0 {
+			next = fmt.Sprintf("silt pull --dir %s (fetches the bucket's files this directory lacks)", *dir)
+		}
+	case "adopt":
+		if st, err = initAdopt(ctx, c, *dir); err != nil {
+			c.partial(st)
+			return err
+		}
+		out["adopt"] = st
+		next = fmt.Sprintf("silt push --dir %s (sends the files only here and the kept differing ones)", *dir)
+	}
+	out["next"] = next
 	return c.result(out, func() {
-		c.printf("bound %s to %s", abs, cfg.URL)
+		c.printf("bound %s to %s", abs, redactURL(cfg.URL))
 		if cfg.Namespace != "" {
 			c.printf(" (namespace %s)", cfg.Namespace)
 		}
-		c.printf("; the bucket holds %d files at seq %d, the directory %d.\nNext: %s\n", m.Entries(), m.Seq, local, next)
+		c.printf("; the bucket holds %d files at seq %d, the directory %d.\n", m.Entries(), m.Seq, local)
+		switch mode {
+		case "push-existing":
+			c.printf("pushed the %d files already there: %d uploaded, %d equal to the bucket's, %d conflicts; now at seq %d\n",
+				local, st.Files.Uploaded, st.Files.Unchanged, st.Files.Conflicts, st.Seq)
+		case "adopt":
+			c.printf("adopted the %d files already there: %d equal to the bucket's (in sync), %d differing (kept; they win at the next push), %d only here (sent by the next push); downloaded %d only in the bucket\n",
+				local, st.Files.Unchanged, st.Files.Conflicts, max(0, local-st.Files.Unchanged-st.Files.Conflicts), st.Files.Downloaded)
+		}
+		c.printf("Next: %s\n", next)
 		if len(stray) > 0 {
 			c.printf("note: with --namespace %s only files under %s sync; %s %s ignored (move them under %s/)\n",
 				cfg.Namespace, dataRoot, strings.Join(stray, ", "), map[bool]string{true: "is", false: "are"}[len(stray) == 1], dataRoot)
@@ -234,17 +328,58 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	})
 }
 
-// nextStep is init's advice, from what the directory and the bucket hold.
+// initPush is init --push-existing once bound: an ordinary push of the
+// whole directory, whose conflicts are listed and make exit code 3.
+func initPush(ctx context.Context, c *cli, dir string) (syncer.Stats, error) {
+	bd, err := c.openBound(ctx, dir)
+	if err != nil {
+		return syncer.Stats{}, err
+	}
+	defer bd.Close()
+	md, _ := maxDelete(100)
+	st, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md})
+	if err != nil {
+		return st, err
+	}
+	if err := conflicted(st); err != nil {
+		c.printStats(st)
+		re := err.(*refusedError)
+		re.msg = fmt.Sprintf("bound %s and pushed the files already there, but %s", dir, re.msg)
+		return st, re
+	}
+	return st, nil
+}
+
+// initAdopt is init --adopt once bound: a pull records the files equal to
+// the bucket's and downloads the bucket's others; each file that differs
+// (a pull conflict) is then settled KeepLocal, so the next push sends it.
+func initAdopt(ctx context.Context, c *cli, dir string) (syncer.Stats, error) {
+	bd, err := c.openBound(ctx, dir)
+	if err != nil {
+		return syncer.Stats{}, err
+	}
+	defer bd.Close()
+	st, err := bd.s.Pull(ctx, syncer.PullOptions{})
+	if err != nil {
+		return st, fmt.Errorf("init --adopt: pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
+	}
+	if st.Files.Conflicts > 0 {
+		if _, err := bd.s.Resolve(ctx, syncer.ResolveOptions{All: true, Keep: syncer.KeepLocal}); err != nil {
+			return st, fmt.Errorf("init --adopt: keep the local copies that differ: %w", err)
+		}
+	}
+	return st, nil
+}
+
+// nextStep is init's advice for a directory with nothing to sync yet.
 func nextStep(dir string, local, remote int) string {
 	switch {
 	case local == 0 && remote == 0:
 		return fmt.Sprintf("put files in %s, then silt push --dir %s", dir, dir)
 	case local == 0:
 		return "silt pull --dir " + dir
-	case remote == 0:
-		return fmt.Sprintf("silt push --dir %s (uploads the %d files already there)", dir, local)
 	}
-	return fmt.Sprintf("silt pull --dir %s (files that differ from the bucket's stay as they are and are listed as conflicts), then silt push --dir %s", dir, dir)
+	return fmt.Sprintf("silt status --dir %s, then silt push --dir %s", dir, dir)
 }
 
 // countFiles counts the regular files under root, outside silt's own

@@ -106,6 +106,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c.cmd = cmd
 	err := cmd.run(withLogger(withCLI(ctx, c), &c.logger), c, args[1:])
+	if terr := c.closeTrace(); err == nil {
+		err = terr
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -132,7 +135,7 @@ func topUsage(w io.Writer) {
 	for _, cmd := range commands {
 		fmt.Fprintf(w, "  %-12s %s\n", cmd.name, cmd.summary)
 	}
-	fmt.Fprint(w, "\nEvery command takes --help, --json, -v and --log-level. Exit codes: 0 success, 1 error, 2 usage, 3 refused (a guard or a conflict), 130/143 interrupted (SIGINT/SIGTERM).\n"+
+	fmt.Fprint(w, "\nEvery command takes --help, --json, -v, --log-level, --trace, --timeout, --profile and --gcs-credentials. Exit codes: 0 success, 1 error, 2 usage, 3 refused (a guard or a conflict), 130/143 interrupted (SIGINT/SIGTERM).\n"+
 		"Inside a cache no --dir is needed: silt finds it upward from the working directory ($SILT_DIR overrides); commands that read a bucket take its URL ($SILT_REMOTE overrides).\n\n"+
 		"Examples:\n"+
 		"  silt demo\n"+
@@ -143,7 +146,12 @@ func topUsage(w io.Writer) {
 		"  silt pull --lazy '**/*.bin'          # then: silt hydrate DIR\n"+
 		"  silt push --lock deploy              # commit under a distributed lock\n"+
 		"  silt sync --log-level debug --log-format json\n"+
-		"  SILT_REMOTE=s3://my-bucket silt ls data/\n")
+		"  SILT_REMOTE=s3://my-bucket silt ls data/\n"+
+		"  silt init --push-existing s3://my-bucket  # a directory with files: push them (or --adopt them)\n"+
+		"  silt ls --profile work s3://my-bucket     # an AWS shared profile (or ?profile=work, $AWS_PROFILE)\n"+
+		"  silt ls --gcs-credentials key.json gs://my-bucket   # (or ?credentials=FILE, $GOOGLE_APPLICATION_CREDENTIALS)\n"+
+		"  silt status -v                       # endpoint, region, credential source, namespace; never a secret\n"+
+		"  silt push --trace spans.jsonl        # OpenTelemetry spans as JSON lines (or SILT_TRACE=stderr)\n")
 }
 
 // newFlags returns the FlagSet of c's command with the flags every command
@@ -153,8 +161,9 @@ func (c *cli) newFlags() *flag.FlagSet {
 	fs := flag.NewFlagSet("silt "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	fs.BoolVar(&c.json, "json", false, "print exactly one JSON object on stdout")
-	timeoutFlag(fs, c)
+	storeFlags(fs, c)
 	c.logFlags(fs)
+	c.traceFlag(fs)
 	fs.BoolVar(&c.verbose, "v", false, "verbose: one line per file uploaded, downloaded, deleted, removed, skipped or in conflict, on stderr")
 	fs.Usage = func() {
 		w := fs.Output()
@@ -203,6 +212,9 @@ func (c *cli) parse(fs *flag.FlagSet, args []string, min, max int) ([]string, er
 		args = rest[1:]
 	}
 	if err := c.setupLog(); err != nil {
+		return nil, err
+	}
+	if err := c.setupTrace(); err != nil {
 		return nil, err
 	}
 	switch {

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -19,6 +21,9 @@ type cli struct {
 	json   bool // --json: one JSON object on stdout, nothing else there
 	// timeout is --timeout: how long a store request may make no progress.
 	timeout time.Duration
+	// profile and gcsCredentials are --profile and --gcs-credentials,
+	// applied to the s3:// and gs:// URLs the command opens.
+	profile, gcsCredentials string
 
 	verbose     bool // -v: one line per file on stderr
 	dryRun      bool // --dry-run: every planned change is listed
@@ -38,6 +43,10 @@ type cli struct {
 	meter *meter // the progress line on a terminal, if any
 
 	lazy func(string) bool // pull --lazy: the syncer's Config.Lazy
+
+	traceTo       string                   // --trace: "", "stdout", "stderr" or a file
+	traceFile     *os.File                 // the --trace file, closed by closeTrace
+	traceProvider *sdktrace.TracerProvider // nil without --trace
 }
 
 // printf writes human output; with --json it writes nothing.

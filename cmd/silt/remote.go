@@ -41,30 +41,23 @@ var lsCmd = &command{
 	name:    "ls",
 	args:    "[URL] [PREFIX]",
 	summary: "list committed files through the index (never by listing the bucket)",
-	example: "silt ls file:///srv/bucket\nsilt ls --namespace team-a s3://my-bucket data/acme --long\nsilt ls data/acme          # inside a cache: its bound bucket (or $SILT_REMOTE)",
+	example: "silt ls file:///srv/bucket\nsilt ls --namespace team-a s3://my-bucket data/acme --long\nsilt ls data/acme          # inside a cache: its bound bucket (or $SILT_REMOTE)\n" +
+		"silt ls --profile work s3://my-bucket\nsilt ls s3://my-bucket?profile=work\nsilt ls --gcs-credentials key.json gs://my-bucket\nsilt ls gs://my-bucket?credentials=key.json",
 	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
-		ns := fs.String("namespace", "", "the namespace to read")
+		fs, ns := c.bucketFlags("the namespace to read")
 		long := fs.Bool("long", false, "show sha256 and commit seq")
-		pos, err := c.parse(fs, args, 0, 2)
+		ob, err := c.openBucket(ctx, fs, ns, args, 0, 2)
 		if err != nil {
 			return err
 		}
-		if pos, err = c.withRemote(pos, 0, 2, ns); err != nil {
-			return err
-		}
+		defer ob.Close()
 		prefix := ""
-		if len(pos) == 2 {
-			prefix = pos[1]
+		if len(ob.args) == 1 {
+			prefix = ob.args[0]
 		}
-		b, root, err := openRoot(ctx, pos[0], *ns)
+		snap, err := index.OpenSnapshot(ctx, ob.root)
 		if err != nil {
-			return err
-		}
-		defer b.Close()
-		snap, err := index.OpenSnapshot(ctx, root)
-		if err != nil {
-			return fmt.Errorf("ls %s: %w", pos[0], err)
+			return fmt.Errorf("ls %s: %w", ob.url, err)
 		}
 		entries := []lsEntry{}
 		var total int64
@@ -74,7 +67,7 @@ var lsCmd = &command{
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("ls %s %s: %w", pos[0], prefix, err)
+			return fmt.Errorf("ls %s %s: %w", ob.url, prefix, err)
 		}
 		seq := snap.Manifest().Seq
 		return c.result(map[string]any{"op": "ls", "seq": seq, "count": len(entries), "bytes": total, "entries": entries}, func() {
@@ -95,21 +88,13 @@ var catCmd = &command{
 	summary: "print a committed file, read from its content-addressed object and verified by sha256",
 	example: "silt cat file:///srv/bucket data/acme/bert/state/latest\nSILT_REMOTE=s3://my-bucket silt cat data/acme/bert/state/latest",
 	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
-		ns := fs.String("namespace", "", "the namespace to read")
-		pos, err := c.parse(fs, args, 1, 2)
+		fs, ns := c.bucketFlags("the namespace to read")
+		ob, err := c.openBucket(ctx, fs, ns, args, 1, 2)
 		if err != nil {
 			return err
 		}
-		if pos, err = c.withRemote(pos, 1, 2, ns); err != nil {
-			return err
-		}
-		url, p := pos[0], pos[1]
-		b, root, err := openRoot(ctx, url, *ns)
-		if err != nil {
-			return err
-		}
-		defer b.Close()
+		defer ob.Close()
+		url, p, root := ob.url, ob.args[0], ob.root
 		snap, err := index.OpenSnapshot(ctx, root)
 		if err != nil {
 			return fmt.Errorf("cat %s: %w", url, err)
@@ -160,28 +145,20 @@ var gcCmd = &command{
 	summary: "remove shards, data objects and manifest history no snapshot of the grace period references (mark and sweep)",
 	example: "silt gc --dry-run s3://my-bucket\nsilt gc --older-than 24h --namespace team-a s3://my-bucket\nsilt gc --dry-run           # inside a cache: its bound bucket (or $SILT_REMOTE)",
 	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
-		ns := fs.String("namespace", "", "the namespace to collect")
+		fs, ns := c.bucketFlags("the namespace to collect")
 		dry := fs.Bool("dry-run", false, "report what would be removed, removing nothing")
 		older := fs.Duration("older-than", index.DefaultGCOlderThan, "grace period: snapshots current within it stay whole, and younger unreferenced objects are kept")
-		pos, err := c.parse(fs, args, 0, 1)
+		ob, err := c.openBucket(ctx, fs, ns, args, 0, 1)
 		if err != nil {
 			return err
 		}
-		if pos, err = c.withRemote(pos, 0, 1, ns); err != nil {
-			return err
-		}
+		defer ob.Close()
 		if *older < 0 {
 			return usagef("--older-than must not be negative")
 		}
-		b, root, err := openRoot(ctx, pos[0], *ns)
+		rep, err := index.GC(ctx, ob.root, index.GCOptions{OlderThan: *older, DryRun: *dry})
 		if err != nil {
-			return err
-		}
-		defer b.Close()
-		rep, err := index.GC(ctx, root, index.GCOptions{OlderThan: *older, DryRun: *dry})
-		if err != nil {
-			return fmt.Errorf("gc %s: %w", pos[0], err)
+			return fmt.Errorf("gc %s: %w", ob.url, err)
 		}
 		return c.result(map[string]any{"op": "gc", "report": rep}, func() {
 			verb := "removed"
@@ -213,26 +190,19 @@ var verifyCmd = &command{
 	summary: "check a store is reachable, its index readable, and that it honours If-None-Match and If-Match",
 	example: "silt verify s3://my-bucket/silt?region=eu-west-1\nsilt verify                 # inside a cache: its bound bucket (or $SILT_REMOTE)",
 	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
-		ns := fs.String("namespace", "", "also read this namespace's index")
-		pos, err := c.parse(fs, args, 0, 1)
+		fs, ns := c.bucketFlags("also read this namespace's index")
+		ob, err := c.openBucket(ctx, fs, ns, args, 0, 1)
 		if err != nil {
 			return err
 		}
-		if pos, err = c.withRemote(pos, 0, 1, ns); err != nil {
-			return err
-		}
-		b, root, err := openRoot(ctx, pos[0], *ns)
+		defer ob.Close()
+		b := ob.b
+		r, err := syncer.Verify(ctx, ob.root)
 		if err != nil {
-			return err
-		}
-		defer b.Close()
-		r, err := syncer.Verify(ctx, root)
-		if err != nil {
-			return fmt.Errorf("verify %s: %w", pos[0], err)
+			return fmt.Errorf("verify %s: %w", ob.url, err)
 		}
 		problems := r.Problems
-		out := map[string]any{"op": "verify", "url": pos[0], "ok": r.Healthy,
+		out := map[string]any{"op": "verify", "url": ob.url, "ok": r.Healthy,
 			"if_none_match": r.Probe.IfNoneMatch, "if_match": r.Probe.IfMatch, "conditional_delete": r.Probe.ConditionalDelete,
 			"race": r.Race, "latency_ms": r.LatencyMs, "problems": problems,
 			"seq": r.Seq, "shards": r.Shards, "entries": r.Entries, "capabilities": b.Capabilities()}
@@ -255,7 +225,7 @@ var verifyCmd = &command{
 			return err
 		}
 		if len(problems) > 0 {
-			return withHint(fmt.Errorf("verify %s: the store does not keep silt's contract: %s", pos[0], problems[0]),
+			return withHint(fmt.Errorf("verify %s: the store does not keep silt's contract: %s", ob.url, problems[0]),
 				"use a store with conditional writes (AWS S3, GCS, MinIO, R2), or commit only under a lock")
 		}
 		return nil

@@ -17,23 +17,15 @@ var logCmd = &command{
 	summary: "list the snapshots still readable: the current one and the manifest history GC has kept",
 	example: "silt log s3://my-bucket\nsilt log                    # inside a cache: its bound bucket (or $SILT_REMOTE)",
 	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
-		ns := fs.String("namespace", "", "the namespace to read")
-		pos, err := c.parse(fs, args, 0, 1)
+		fs, ns := c.bucketFlags("the namespace to read")
+		ob, err := c.openBucket(ctx, fs, ns, args, 0, 1)
 		if err != nil {
 			return err
 		}
-		if pos, err = c.withRemote(pos, 0, 1, ns); err != nil {
-			return err
-		}
-		b, root, err := openRoot(ctx, pos[0], *ns)
+		defer ob.Close()
+		entries, err := index.Log(ctx, ob.root)
 		if err != nil {
-			return err
-		}
-		defer b.Close()
-		entries, err := index.Log(ctx, root)
-		if err != nil {
-			return fmt.Errorf("log %s: %w", pos[0], err)
+			return fmt.Errorf("log %s: %w", ob.url, err)
 		}
 		return c.result(map[string]any{"op": "log", "snapshots": entries}, func() {
 			for _, e := range entries {
@@ -47,29 +39,24 @@ var logCmd = &command{
 	},
 }
 
-// snapshotAt opens the snapshot at seq ("" = current) of url's namespace;
-// done closes the store.
-func snapshotAt(ctx context.Context, url, ns, seq string) (*index.Snapshot, func(), error) {
-	b, root, err := openRoot(ctx, url, ns)
-	if err != nil {
-		return nil, nil, err
-	}
-	var snap *index.Snapshot
+// snapshotAt opens the snapshot at seq ("" = current) of ob's namespace.
+func snapshotAt(ctx context.Context, ob *onBucket, seq string) (*index.Snapshot, error) {
 	if seq == "" {
-		snap, err = index.OpenSnapshot(ctx, root)
-	} else {
-		n, perr := strconv.ParseUint(seq, 10, 64)
-		if perr != nil {
-			b.Close()
-			return nil, nil, usagef("--seq %q: not a sequence number", seq)
+		snap, err := index.OpenSnapshot(ctx, ob.root)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ob.url, err)
 		}
-		snap, err = index.OpenSnapshotAt(ctx, root, n)
+		return snap, nil
 	}
+	n, err := strconv.ParseUint(seq, 10, 64)
 	if err != nil {
-		b.Close()
-		return nil, nil, fmt.Errorf("%s: %w", url, err)
+		return nil, usagef("--seq %q: not a sequence number", seq)
 	}
-	return snap, func() { b.Close() }, nil
+	snap, err := index.OpenSnapshotAt(ctx, ob.root, n)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ob.url, err)
+	}
+	return snap, nil
 }
 
 var checkCmd = &command{
@@ -78,25 +65,21 @@ var checkCmd = &command{
 	summary: "check that every object a snapshot references exists with its size (--data: read and verify the bytes)",
 	example: "silt check s3://my-bucket\nsilt check --data --seq 41 s3://my-bucket\nsilt check                  # inside a cache: its bound bucket (or $SILT_REMOTE)",
 	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
-		ns := fs.String("namespace", "", "the namespace to read")
+		fs, ns := c.bucketFlags("the namespace to read")
 		seq := fs.String("seq", "", "check this snapshot instead of the current one")
 		data := fs.Bool("data", false, "read every object and verify its sha256")
-		pos, err := c.parse(fs, args, 0, 1)
+		ob, err := c.openBucket(ctx, fs, ns, args, 0, 1)
 		if err != nil {
 			return err
 		}
-		if pos, err = c.withRemote(pos, 0, 1, ns); err != nil {
-			return err
-		}
-		snap, done, err := snapshotAt(ctx, pos[0], *ns, *seq)
+		defer ob.Close()
+		snap, err := snapshotAt(ctx, ob, *seq)
 		if err != nil {
 			return err
 		}
-		defer done()
 		rep, err := snap.Check(ctx, *data)
 		if err != nil {
-			return fmt.Errorf("check %s at seq %d: %w", pos[0], snap.Seq(), err)
+			return fmt.Errorf("check %s at seq %d: %w", ob.url, snap.Seq(), err)
 		}
 		return c.result(map[string]any{"op": "check", "ok": true, "data": *data, "report": rep}, func() {
 			c.printf("ok: seq %d, %d shards, %d entries, %d objects", rep.Seq, rep.Shards, rep.Entries, rep.Objects)
@@ -114,23 +97,19 @@ var exportCmd = &command{
 	summary: "materialise a snapshot at real paths in DEST (a directory, or a URL of any store), bytes verified",
 	example: "silt export s3://my-bucket ./browse\nsilt export --seq 41 --prefix data/acme s3://my-bucket file:///srv/acme-at-41",
 	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
-		ns := fs.String("namespace", "", "the namespace to read")
+		fs, ns := c.bucketFlags("the namespace to read")
 		seq := fs.String("seq", "", "export this snapshot instead of the current one")
 		prefix := fs.String("prefix", "", "export only this file or directory")
-		pos, err := c.parse(fs, args, 1, 2)
+		ob, err := c.openBucket(ctx, fs, ns, args, 1, 2)
 		if err != nil {
 			return err
 		}
-		if pos, err = c.withRemote(pos, 1, 2, ns); err != nil {
-			return err
-		}
-		snap, done, err := snapshotAt(ctx, pos[0], *ns, *seq)
+		defer ob.Close()
+		snap, err := snapshotAt(ctx, ob, *seq)
 		if err != nil {
 			return err
 		}
-		defer done()
-		dest := pos[1]
+		dest := ob.args[0]
 		if !strings.Contains(dest, "://") {
 			abs, err := filepath.Abs(dest)
 			if err != nil {
@@ -138,14 +117,14 @@ var exportCmd = &command{
 			}
 			dest = (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 		}
-		dst, err := openURL(ctx, dest)
+		dst, err := openStore(ctx, dest, false) // the store flags are for the source
 		if err != nil {
 			return err
 		}
 		defer dst.Close()
 		rep, err := snap.Export(ctx, dst, strings.TrimSuffix(*prefix, "/"))
 		if err != nil {
-			return fmt.Errorf("export %s to %s: %w", pos[0], dest, err)
+			return fmt.Errorf("export %s to %s: %w", ob.url, dest, err)
 		}
 		return c.result(map[string]any{"op": "export", "dest": dest, "report": rep}, func() {
 			c.printf("exported seq %d: %d files, %s to %s\n", rep.Seq, rep.Files, size(rep.Bytes), dest)

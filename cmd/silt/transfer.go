@@ -55,7 +55,9 @@ var pullCmd = &command{
 	summary: "bring remote changes into the cache; --scope limits it to paths (and the index shards that cover them)",
 	example: "silt pull --dir ./cache -v\nsilt pull --dir ./cache --scope data/acme/bert --scope data/acme/gpt --metadata-only\n" +
 		"silt pull --lazy '**/*.bin' --lazy 'data/**/raw'   # record these, fetch later with silt hydrate\n" +
-		"silt pull --json --json-changes 100",
+		"silt pull --json --json-changes 100\n" +
+		"SILT_TRACE=stderr silt pull                # spans on stderr\n" +
+		"silt pull --gcs-credentials key.json       # a credentials file, for a gs:// binding",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
@@ -86,7 +88,7 @@ var pullCmd = &command{
 		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0})
 		if err != nil {
 			c.partial(st)
-			return fmt.Errorf("pull %s from %s: %w", bd.dir, bd.cfg.URL, err)
+			return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
 		}
 		if len(lazy) == 0 {
 			st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
@@ -125,7 +127,9 @@ var pushCmd = &command{
 	summary: "upload local changes and commit them; without --path it walks the whole cache, so local deletions of synced files are pushed too",
 	example: "silt push --dir ./cache -v\nsilt push --dir ./cache --path data/acme/bert --dry-run\nsilt push --dir ./cache --max-delete 500\n" +
 		"silt push --lock deploy --lock-wait 2m   # commit under silt lock's lock, with its fencing token\n" +
-		"silt push --json --json-changes 50",
+		"silt push --json --json-changes 50\n" +
+		"silt push --trace spans.jsonl              # OpenTelemetry spans of the push and its phases, as JSON lines\n" +
+		"silt push --profile work                   # the AWS shared profile work, for an s3:// binding",
 	run: func(ctx context.Context, c *cli, args []string) (err error) {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
@@ -198,7 +202,7 @@ func push(ctx context.Context, bd *bound, paths []string, opts syncer.PushOption
 		return st, usagef("--path: %v", err)
 	}
 	if err != nil {
-		return st, fmt.Errorf("push %s to %s: %w", bd.dir, bd.cfg.URL, err)
+		return st, fmt.Errorf("push %s to %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
 	}
 	return st, nil
 }
@@ -228,7 +232,7 @@ var syncCmd = &command{
 		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{KeepLazy: true})
 		if err != nil {
 			c.partial(map[string]any{"op": "sync", "pull": pulled})
-			return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, bd.cfg.URL, err)
+			return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
 		}
 		pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md})
 		if err != nil {
@@ -249,7 +253,7 @@ var statusCmd = &command{
 	name:    "status",
 	args:    "",
 	summary: "show marked paths, what a push would send, and whether the remote moved since the last pull",
-	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline\nsilt status            # inside a cache: also lists conflicts (reason, seq) and lazy files",
+	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline\nsilt status            # inside a cache: also lists conflicts (reason, seq) and lazy files\nsilt status -v         # also the store: endpoint, region, credential source (never a secret), namespace",
 	run: func(ctx context.Context, c *cli, args []string) error {
 		fs := c.newFlags()
 		dir := dirFlag(fs)
@@ -266,7 +270,12 @@ var statusCmd = &command{
 		if err != nil {
 			return fmt.Errorf("status of %s: %w", bd.dir, err)
 		}
-		out := map[string]any{"op": "status", "dir": bd.dir, "url": bd.cfg.URL, "status": st}
+		out := map[string]any{"op": "status", "dir": bd.dir, "url": redactURL(bd.cfg.URL), "status": st}
+		var store *storeInfo
+		if c.verbose {
+			store = describeStore(bd)
+			out["store"] = store
+		}
 		var plan *syncer.Stats
 		if !*offline {
 			// What `silt push` would do: a dry run over the whole cache,
@@ -279,7 +288,10 @@ var statusCmd = &command{
 			out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts}
 		}
 		return c.result(out, func() {
-			c.printf("cache %s <-> %s\n", bd.dir, bd.cfg.URL)
+			c.printf("cache %s <-> %s\n", bd.dir, redactURL(bd.cfg.URL))
+			if store != nil {
+				store.print(c)
+			}
 			if plan != nil {
 				c.printf("unpushed: %d to upload, %d to delete, %d conflicts\n", plan.Files.Uploaded, plan.Files.Deleted, plan.Files.Conflicts)
 				for _, cf := range plan.Conflicts {
@@ -342,8 +354,8 @@ var hydrateCmd = &command{
 				return fmt.Errorf("hydrate %s in %s: %w", p, bd.dir, err)
 			}
 			if !ok {
-				return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, bd.cfg.URL),
-					"list what the index holds with: silt ls "+bd.cfg.URL)
+				return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, redactURL(bd.cfg.URL)),
+					"list what the index holds with: silt ls "+redactURL(bd.cfg.URL))
 			}
 		}
 		return c.result(total, func() { c.printStats(total) })
