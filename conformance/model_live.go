@@ -38,7 +38,7 @@ func RunLiveModel(ctx context.Context, newBackend func() (backend.Backend, error
 				}
 				t.Cleanup(func() { b.Close() })
 				return b
-			}, shared, budget)
+			}, shared, false, budget)
 		}}
 		passed, skipped, msg := check.RunOne(ctx, c, newBackend)
 		if !passed {
