@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -33,7 +34,7 @@ func (m *modelRun) actions() map[string]func(*rapid.T) {
 		"":            m.checkAlways,
 	}
 	if m.concurrent {
-		acts["concurrent"] = m.actConcurrent
+		maps.Copy(acts, m.concActions())
 	}
 	return acts
 }

@@ -51,14 +51,27 @@ type concOp struct {
 	out     opOut
 }
 
-func (m *modelRun) actConcurrent(t *rapid.T) {
+// concActions are the concurrent steps, one action each, so that rapid
+// draws them as often as the rest together and names them in a sequence.
+func (m *modelRun) concActions() map[string]func(*rapid.T) {
+	return map[string]func(*rapid.T){
+		"concDisjoint": func(t *rapid.T) { m.actConcurrent(t, "disjoint") },
+		"concPullPush": func(t *rapid.T) { m.actConcurrent(t, "pull||push") },
+		"concSameDir":  func(t *rapid.T) { m.actConcurrent(t, "same model") },
+		"concHydrate":  func(t *rapid.T) { m.actConcurrent(t, "pull-dir||hydrate") },
+	}
+}
+
+func (m *modelRun) actConcurrent(t *rapid.T, kind string) {
 	c := m.drawCache(t, "cache")
 	var ops []*concOp
-	switch kind := rapid.SampledFrom([]string{"disjoint", "pull||push", "pull-dir||hydrate"}).Draw(t, "concurrent"); kind {
+	switch kind {
 	case "disjoint":
 		ops = m.drawDisjoint(t, c)
 	case "pull||push":
-		ops = []*concOp{m.concPull(c, ""), m.drawConcPush(t, c, "")}
+		ops = []*concOp{m.concPull(c, ""), m.drawConcPush(t, c)}
+	case "same model":
+		ops = m.drawSameModel(t, c)
 	default:
 		m.logf("c%d pull MetadataOnly", c.id)
 		m.doPull(c, nil, true)
@@ -239,14 +252,40 @@ func (m *modelRun) concPushPaths(c *mcache, p string) *concOp {
 		run: func(ctx context.Context) (syncer.Stats, error) { return pushPaths(ctx, c.s, []string{p}) }}
 }
 
-// drawConcPush draws a push overlapping scope: a plain push (its scope is
-// the dirty set) or a Paths push of one of c's models.
-func (m *modelRun) drawConcPush(t *rapid.T, c *mcache, _ string) *concOp {
-	if rapid.Bool().Draw(t, "paths") {
+// drawConcPush draws a push to run with an unscoped pull: a plain push
+// (its scope is the dirty set), a Paths push of one of c's models, or a
+// write there marked and pushed from the goroutine.
+func (m *modelRun) drawConcPush(t *rapid.T, c *mcache) *concOp {
+	switch rapid.SampledFrom([]string{"push", "paths", "markpush"}).Draw(t, "push") {
+	case "paths":
 		return m.concPushPaths(c, m.drawModel(t, c))
+	case "markpush":
+		return m.concMarkPush(t, c, m.drawModel(t, c))
 	}
 	return &concOp{name: "push", covered: copyMarks(c.marks), scope: "",
 		run: func(ctx context.Context) (syncer.Stats, error) { return c.s.Push(ctx, syncer.PushOptions{}) }}
+}
+
+// drawSameModel draws two operations on one of c's models, or on the
+// model and a file of it: pulls, Paths pushes, a marked write and push.
+func (m *modelRun) drawSameModel(t *rapid.T, c *mcache) []*concOp {
+	dir := m.drawModel(t, c)
+	var ops []*concOp
+	for i := range 2 {
+		scope := dir
+		if rapid.Bool().Draw(t, fmt.Sprintf("file%d", i)) {
+			scope += "/" + rapid.SampledFrom(modelFileN).Draw(t, fmt.Sprintf("name%d", i))
+		}
+		switch rapid.SampledFrom([]string{"pull", "paths", "markpush"}).Draw(t, fmt.Sprintf("op%d", i)) {
+		case "pull":
+			ops = append(ops, m.concPull(c, scope))
+		case "paths":
+			ops = append(ops, m.concPushPaths(c, scope))
+		default:
+			ops = append(ops, m.concMarkPush(t, c, dir))
+		}
+	}
+	return ops
 }
 
 // concMarkPush writes a file of model dir now, and marks it dirty and
