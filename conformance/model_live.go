@@ -16,7 +16,8 @@ import (
 // once per generated sequence and must return an empty backend (a fresh
 // scratch prefix); report is called once per mode ("Model_Owned",
 // "Model_Shared", "Model_Concurrent") as in RunLive, and a failure's
-// message carries the seed and the shrunk sequence. It returns the number of failed modes.
+// message carries the seed and the shrunk sequence. It returns the number
+// of failed modes.
 func RunLiveModel(ctx context.Context, newBackend func() (backend.Backend, error), budget ModelBudget, report func(name string, passed, skipped bool, msg string)) (failed int) {
 	// rapid reads testing.Short, which needs the testing flags registered
 	// and parsed; outside a test binary (the command line) nothing did.
