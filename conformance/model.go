@@ -22,9 +22,9 @@ import (
 // ModelBudget bounds one run of the model-based test.
 type ModelBudget struct {
 	// Checks is the number of generated sequences per mode (owned paths,
-	// shared paths, concurrent operations); 0 means 10. SILT_MODEL_BUDGET=N
-	// in the environment replaces it with N, and an explicit -rapid.checks
-	// wins over both.
+	// shared paths; concurrent operations run half as many); 0 means 10.
+	// SILT_MODEL_BUDGET=N in the environment replaces it with N, and an
+	// explicit -rapid.checks wins over both.
 	Checks int
 	// Steps is the average number of steps of a sequence; 0 means 20. An
 	// explicit -rapid.steps wins.
