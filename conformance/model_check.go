@@ -68,13 +68,13 @@ func (m *modelRun) expect(p property, ok bool, format string, args ...any) bool 
 		return true
 	}
 	msg := fmt.Sprintf(format, args...)
-	// Once a format-1 failure was tolerated, the engine's state has left
-	// what the oracle can predict (a resurrected file, an undone
-	// deletion), so on format 1 the rest of that sequence is tolerated too.
 	if m.trial != nil {
 		*m.trial = append(*m.trial, fmt.Sprintf("%s: %s", p, msg)) // one serial order tried: see model_conc.go
 		return false
 	}
+	// Once a format-1 failure was tolerated, the engine's state has left
+	// what the oracle can predict (a resurrected file, an undone
+	// deletion), so on format 1 the rest of that sequence is tolerated too.
 	if !m.propertyOn(p) || (format1 && m.tainted) {
 		figures.tolerated.Add(1)
 		m.tainted = true
