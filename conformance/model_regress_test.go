@@ -320,10 +320,6 @@ func TestModel_Regression_ShardBroughtBackSkipsPeerDeletion(t *testing.T) {
 }
 
 func TestModel_Regression_ScopedPullThenShardBroughtBackSkipsPeerDeletion(t *testing.T) {
-	// F13 is open: the fix belongs to the pull's shard-reconciliation
-	// records (syncer pull/state), not to the scope lock or group commit.
-	// Remove this skip with the fix.
-	t.Skip("F13 open (conformance/testdata/model-findings.md): a scoped pull leaves an older shard's reconciled record in place")
 	regress(t, "F13 pull skips a removal in a shard whose id an older reconciled shard had, after a scoped pull", func(t *testing.T, bk *bucket) {
 		a, b := bk.host(), bk.host()
 		a.writeMark(map[string]string{"data/t/1/latest": "1"})
