@@ -22,8 +22,9 @@ import (
 // ModelBudget bounds one run of the model-based test.
 type ModelBudget struct {
 	// Checks is the number of generated sequences per mode (owned paths,
-	// shared paths); 0 means 10. SILT_MODEL_BUDGET=N in the environment
-	// replaces it with N, and an explicit -rapid.checks wins over both.
+	// shared paths; concurrent operations run half as many); 0 means 10.
+	// SILT_MODEL_BUDGET=N in the environment replaces it with N, and an
+	// explicit -rapid.checks wins over both.
 	Checks int
 	// Steps is the average number of steps of a sequence; 0 means 20. An
 	// explicit -rapid.steps wins.
@@ -63,19 +64,20 @@ func Figures() ModelFigures {
 
 // RunSyncerModel runs generated sequences of syncer operations against
 // stores from newBackend, checking an oracle after every step (see
-// model_check.go for the properties). It runs two subtests: Owned, where
-// each cache writes only its own models, and Shared, where any cache writes
-// any path. A failure prints the seed and the shrunk sequence, one line.
+// model_check.go for the properties). It runs three subtests: Owned, where
+// each cache writes only its own models, Shared, where any cache writes
+// any path, and Concurrent, Owned with a step that runs 2 or 3 operations
+// of one cache's Syncer at once (model_conc.go). A failure prints the seed
+// and the shrunk sequence, one line.
 // The store must claim ConditionalPut.
 func RunSyncerModel(t *testing.T, newBackend Factory, budget ModelBudget) {
-	for _, shared := range []bool{false, true} {
-		name := map[bool]string{false: "Owned", true: "Shared"}[shared]
+	for _, name := range []string{"Owned", "Shared", "Concurrent"} {
 		t.Run(name, func(t *testing.T) {
-			runModel(t, func() backend.Backend { return newBackend(t) }, shared, budget)
+			runModel(t, func() backend.Backend { return newBackend(t) }, name == "Shared", name == "Concurrent", budget)
 		})
 	}
 	f := Figures()
-	t.Logf("model totals in this process: %d sequences, %d steps, %d faults armed, %d fired, %d tolerated format-1 violations", f.Sequences, f.Steps, f.Faults, f.FaultsFired, f.Tolerated)
+	t.Logf("model totals in this process: %d sequences, %d steps, %d faults armed, %d fired, %d tolerated format-1 violations; %s", f.Sequences, f.Steps, f.Faults, f.FaultsFired, f.Tolerated, concTotals())
 }
 
 // modelTB is what the model needs of its test: rapid's TB plus cleanups
@@ -86,9 +88,14 @@ type modelTB interface {
 	Context() context.Context
 }
 
-func runModel(t modelTB, newStore func() backend.Backend, shared bool, budget ModelBudget) {
+func runModel(t modelTB, newStore func() backend.Backend, shared, concurrent bool, budget ModelBudget) {
 	t.Helper()
 	budget = budget.resolved()
+	if concurrent {
+		// A concurrent step runs 2 or 3 operations and checks up to 2
+		// serial orders: its sequences cost about 3 times the others'.
+		budget.Checks = max(1, budget.Checks/2)
+	}
 	_, isTest := t.(*testing.T)
 	live := !isTest
 	withRapidBudget(budget, live, func() {
@@ -97,7 +104,7 @@ func runModel(t modelTB, newStore func() backend.Backend, shared bool, budget Mo
 			if !store.Capabilities().ConditionalPut {
 				t.Skip("backend does not claim Capabilities().ConditionalPut: the syncer commits under a lock there")
 			}
-			m := newModelRun(rt, store, shared)
+			m := newModelRun(rt, store, shared, concurrent)
 			figures.sequences.Add(1)
 			rt.Repeat(m.actions())
 			m.converge()
@@ -200,10 +207,15 @@ type modelRun struct {
 	history   []snapshotView // snapshots seen since the last GC
 	log       []string
 	tainted   bool // a format-1 violation was tolerated in this sequence
+	// concurrent adds the step that runs operations of one cache at once
+	// (model_conc.go); trial, when set, collects violations instead of
+	// failing, while that step tries one serial order.
+	concurrent bool
+	trial      *[]string
 }
 
-func newModelRun(t *rapid.T, store backend.Backend, shared bool) *modelRun {
-	m := &modelRun{t: t, ctx: context.Background(), shared: shared, store: store, written: map[string]map[string]bool{}}
+func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent bool) *modelRun {
+	m := &modelRun{t: t, ctx: context.Background(), shared: shared, concurrent: concurrent, store: store, written: map[string]map[string]bool{}}
 	n := rapid.IntRange(2, 4).Draw(t, "caches")
 	for i := range n {
 		dir, err := os.MkdirTemp("", "silt-model-")
@@ -212,7 +224,7 @@ func newModelRun(t *rapid.T, store backend.Backend, shared bool) *modelRun {
 		}
 		t.Cleanup(func() { os.RemoveAll(dir) })
 		c := &mcache{id: i, dir: dir, marks: map[string]bool{}, base: map[string]string{}, unknown: map[string]bool{}}
-		c.count = wrap.Count(store)
+		c.count = wrap.Count(cacheStore(store, concurrent))
 		c.faults = wrap.Faults(c.count)
 		c.cfg = syncer.Config{
 			// The production stack users get from backend.Open, over the

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 // actions is the state machine: every step rapid may draw, plus "", the
 // checks run after each.
 func (m *modelRun) actions() map[string]func(*rapid.T) {
-	return map[string]func(*rapid.T){
+	acts := map[string]func(*rapid.T){
 		"write":       m.actWrite,
 		"delete":      m.actDelete,
 		"deleteDir":   m.actDeleteDir,
@@ -32,6 +33,10 @@ func (m *modelRun) actions() map[string]func(*rapid.T) {
 		"fault":       m.actFault,
 		"":            m.checkAlways,
 	}
+	if m.concurrent {
+		maps.Copy(acts, m.concActions())
+	}
+	return acts
 }
 
 func (m *modelRun) drawCache(t *rapid.T, label string) *mcache {

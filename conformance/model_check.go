@@ -68,6 +68,10 @@ func (m *modelRun) expect(p property, ok bool, format string, args ...any) bool 
 		return true
 	}
 	msg := fmt.Sprintf(format, args...)
+	if m.trial != nil {
+		*m.trial = append(*m.trial, fmt.Sprintf("%s: %s", p, msg)) // one serial order tried: see model_conc.go
+		return false
+	}
 	// Once a format-1 failure was tolerated, the engine's state has left
 	// what the oracle can predict (a resurrected file, an undone
 	// deletion), so on format 1 the rest of that sequence is tolerated too.
@@ -143,10 +147,16 @@ func (m *modelRun) doPush(c *mcache, covered map[string]bool, all bool, fn func(
 // it was then, covered the marks it settles.
 func (m *modelRun) checkedPush(c *mcache, prepBefore snapshotView, disk map[string]string, covered map[string]bool, all bool, prepConflicts []syncer.Conflict, fn func(context.Context) (syncer.Stats, error)) opOut {
 	before := m.committed
-	nothing := len(covered) == 0 && !all
 	o := m.op(c, fn)
 	after := m.snapshot()
 	m.committed = after
+	return m.checkPush(c, prepBefore, before, after, disk, covered, all, prepConflicts, o)
+}
+
+// checkPush checks the outcome o of a push of c that found the snapshot
+// before and left after (see checkedPush), and updates what c knows.
+func (m *modelRun) checkPush(c *mcache, prepBefore, before, after snapshotView, disk map[string]string, covered map[string]bool, all bool, prepConflicts []syncer.Conflict, o opOut) opOut {
+	nothing := len(covered) == 0 && !all
 	conflicts := map[string]bool{}
 	for _, cf := range append(slices.Clone(prepConflicts), o.st.Conflicts...) {
 		conflicts[cf.Path] = true
@@ -270,6 +280,12 @@ func (m *modelRun) doPull(c *mcache, scope []string, meta bool) opOut {
 	now := m.snapshot()
 	m.committed = now
 	m.expect(propAtomicCommit, now.Seq == snap.Seq && sameEntries(now.Entries, snap.Entries), "a pull changed the committed index")
+	return m.checkPull(c, scope, meta, snap, before, after, o)
+}
+
+// checkPull checks the outcome o of a pull of c against the snapshot snap
+// it read, the cache before and after it, and updates what c knows.
+func (m *modelRun) checkPull(c *mcache, scope []string, meta bool, snap snapshotView, before, after map[string]string, o opOut) opOut {
 	inScope := func(p string) bool {
 		if len(scope) == 0 {
 			return true
@@ -323,7 +339,7 @@ func (m *modelRun) doPull(c *mcache, scope []string, meta bool) opOut {
 			// Absent on both sides after a pull that read p's shard (one
 			// that succeeded did, even when a retried fault fired in it):
 			// the engine drops its record (both deleted), so the next
-			// write of p is a new file (F13).
+			// write of p is a new file (F14).
 			delete(c.base, p)
 			delete(c.lazy(), p)
 			delete(c.unknown, p)

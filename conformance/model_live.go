@@ -15,8 +15,9 @@ import (
 // a live store, as `silt conformance --model` does. newBackend is called
 // once per generated sequence and must return an empty backend (a fresh
 // scratch prefix); report is called once per mode ("Model_Owned",
-// "Model_Shared") as in RunLive, and a failure's message carries the seed
-// and the shrunk sequence. It returns the number of failed modes.
+// "Model_Shared", "Model_Concurrent") as in RunLive, and a failure's
+// message carries the seed and the shrunk sequence. It returns the number
+// of failed modes.
 func RunLiveModel(ctx context.Context, newBackend func() (backend.Backend, error), budget ModelBudget, report func(name string, passed, skipped bool, msg string)) (failed int) {
 	// rapid reads testing.Short, which needs the testing flags registered
 	// and parsed; outside a test binary (the command line) nothing did.
@@ -24,8 +25,8 @@ func RunLiveModel(ctx context.Context, newBackend func() (backend.Backend, error
 	if !flag.Parsed() {
 		_ = flag.CommandLine.Parse(nil) // no arguments: cannot fail
 	}
-	for _, shared := range []bool{false, true} {
-		name := map[bool]string{false: "Model_Owned", true: "Model_Shared"}[shared]
+	for _, name := range []string{"Model_Owned", "Model_Shared", "Model_Concurrent"} {
+		shared, concurrent := name == "Model_Shared", name == "Model_Concurrent"
 		c := check.Check{Name: name, Run: func(t check.T, _ backend.Backend) {
 			mt, ok := t.(modelTB)
 			if !ok {
@@ -38,7 +39,7 @@ func RunLiveModel(ctx context.Context, newBackend func() (backend.Backend, error
 				}
 				t.Cleanup(func() { b.Close() })
 				return b
-			}, shared, budget)
+			}, shared, concurrent, budget)
 		}}
 		passed, skipped, msg := check.RunOne(ctx, c, newBackend)
 		if !passed {

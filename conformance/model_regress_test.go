@@ -319,7 +319,26 @@ func TestModel_Regression_ShardBroughtBackSkipsPeerDeletion(t *testing.T) {
 	})
 }
 
-// F13 (a model run on fs with a random seed; a fault in the model, not the
+func TestModel_Regression_ScopedPullThenShardBroughtBackSkipsPeerDeletion(t *testing.T) {
+	regress(t, "F13 pull skips a removal in a shard whose id an older reconciled shard had, after a scoped pull", func(t *testing.T, bk *bucket) {
+		a, b := bk.host(), bk.host()
+		a.writeMark(map[string]string{"data/t/1/latest": "1"})
+		a.push()
+		b.pull() // reconciles shard S = {latest}
+		a.writeMark(map[string]string{"data/t/1/raw": "r"})
+		a.push()           // S' = {latest, raw}
+		b.pull("data/t/1") // scoped: downloads raw
+		a.remove("data/t/1/raw")
+		a.mark("data/t/1")
+		a.push() // back to S, byte for byte
+		st := b.pull()
+		if _, ok := b.read("data/t/1/raw"); ok {
+			t.Errorf("the peer's deletion never arrived: data/t/1/raw is still in the cache (pull: %+v, conflicts %v)", st.Files, st.Conflicts)
+		}
+	})
+}
+
+// F14 (a model run on fs with a random seed; a fault in the model, not the
 // engine): a pull in which an injected fault fired and was retried away
 // still read every shard in scope, so it took a peer's deletion of a file
 // the cache held only as a lazy record. The model kept the old base and

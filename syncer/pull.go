@@ -119,6 +119,12 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 		if err := applyPull(t, done); err != nil {
 			return err
 		}
+		// Claims on shards the manifest no longer has are void: a later
+		// commit can bring such a shard back by content, after this pull
+		// changed records in its range (F13; pushes: F12).
+		if err := t.keepSyncedOnly(m); err != nil {
+			return err
+		}
 		if err := sh.save(t); err != nil {
 			return err
 		}
