@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 
 	"github.com/siltsync/silt/index"
 )
@@ -26,6 +27,9 @@ type local struct {
 	dir  *os.Root
 	path string // absolute directory data paths start at (Syncer.Root)
 	ns   string // prefix of data paths inside dir
+	// hashes counts the files hashed, so a test can pin that a push
+	// hashes only what a stat cannot settle.
+	hashes atomic.Int64
 }
 
 // tmpDir holds downloads until they are verified and renamed into place.
@@ -93,6 +97,7 @@ func (l *local) open(p string) (*os.File, error) {
 // hash returns the sha256 of the file at p, with the size and mtime of the
 // bytes hashed.
 func (l *local) hash(p string) (sum string, lf localFile, err error) {
+	l.hashes.Add(1)
 	f, err := l.open(p)
 	if err != nil {
 		return "", localFile{}, err

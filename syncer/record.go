@@ -18,7 +18,10 @@ import (
 // verified by hash.
 func decodeRecord(v []byte) (fileRecord, bool) {
 	if r, hasSHA, ok := decodeRecordFast(v, true); ok {
-		return r, hasSHA
+		if !hasSHA {
+			return fileRecord{}, false
+		}
+		return r, true
 	}
 	var r fileRecord
 	if json.Unmarshal(v, &r) != nil || r.SHA256 == "" {
