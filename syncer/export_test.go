@@ -24,3 +24,6 @@ func ObserveCommitQueue(s *Syncer, fn func(n int)) {
 	defer s.group.mu.Unlock()
 	s.group.onQueue = fn
 }
+
+// Hashes returns how many files s has hashed since it was opened.
+func Hashes(s *Syncer) int64 { return s.local.hashes.Load() }

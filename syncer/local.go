@@ -1,6 +1,7 @@
 package syncer
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,8 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/siltsync/silt/index"
 )
@@ -26,6 +27,9 @@ type local struct {
 	dir  *os.Root
 	path string // absolute directory data paths start at (Syncer.Root)
 	ns   string // prefix of data paths inside dir
+	// hashes counts the files hashed, so a test can pin that a push
+	// hashes only what a stat cannot settle.
+	hashes atomic.Int64
 }
 
 // tmpDir holds downloads until they are verified and renamed into place.
@@ -93,6 +97,7 @@ func (l *local) open(p string) (*os.File, error) {
 // hash returns the sha256 of the file at p, with the size and mtime of the
 // bytes hashed.
 func (l *local) hash(p string) (sum string, lf localFile, err error) {
+	l.hashes.Add(1)
 	f, err := l.open(p)
 	if err != nil {
 		return "", localFile{}, err
@@ -198,12 +203,12 @@ func (l *local) cleanTmp() error {
 	return nil
 }
 
-// walk calls fn, in path order, for every regular file at or below p ("" =
-// everything). It skips every directory named .silt (this cache's own, or
-// a cache nested inside it) and never follows symlinks. A file whose name
-// the index cannot carry is passed to refuse, never silently skipped; a
-// symlink, device or socket is passed to skip with the reason.
-func (l *local) walk(p string, refuse func(p string, err error), skip func(p, reason string), fn func(p string, lf localFile) error) error {
+// tree reads what lies at or below the data path p ("" = everything): a
+// tree whose visit (dirNode.each from prefix) yields p's files in path
+// order. It skips every directory named .silt (this cache's own, or a
+// cache nested inside it) and never follows symlinks: a symlink, device
+// or socket is an entSkip entry. Nothing at p is an empty tree.
+func (l *local) tree(ctx context.Context, p string) (n *dirNode, prefix string, err error) {
 	start := l.name(p)
 	if start == "" {
 		start = "."
@@ -211,63 +216,31 @@ func (l *local) walk(p string, refuse func(p string, err error), skip func(p, re
 	start = strings.TrimSuffix(start, "/")
 	fi, err := l.dir.Lstat(start)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return &dirNode{}, "", nil
 	}
 	if err != nil {
-		return l.explain(p, err)
-	}
-	if fi.Mode().IsRegular() {
-		return fn(p, infoFile(fi))
+		return nil, "", l.explain(p, err)
 	}
 	if !fi.IsDir() {
-		skip(p, notRegular(fi.Mode()))
-		return nil
+		// One file (or one entry to skip): a tree of one entry, in p's
+		// parent directory.
+		n = &dirNode{}
+		dir, base := path.Split(p)
+		e := dirEnt{kind: entSkip, mode: fi.Mode().Type()}
+		if fi.Mode().IsRegular() {
+			e = dirEnt{kind: entFile, lf: infoFile(fi)}
+		}
+		n.add([]byte(base), e)
+		return n, dir, nil
 	}
-	type found struct {
-		p  string
-		lf localFile
+	n, err = l.readTree(ctx, start)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &dirNode{}, "", nil // vanished after the Lstat
 	}
-	var files []found
-	err = fs.WalkDir(l.dir.FS(), start, func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // vanished while walking
-			}
-			return err
-		}
-		rel := strings.TrimPrefix(name, l.ns)
-		if d.IsDir() {
-			if name != start && d.Name() == InternalDir {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			skip(rel, notRegular(d.Type()))
-			return nil
-		}
-		if err := index.ValidPath(rel); err != nil {
-			refuse(rel, err)
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil // vanished while walking
-		}
-		files = append(files, found{rel, infoFile(info)})
-		return nil
-	})
 	if err != nil {
-		return err
+		return nil, "", l.explain(p, err)
 	}
-	// Byte order, the order of the index.
-	sort.Slice(files, func(i, j int) bool { return files[i].p < files[j].p })
-	for _, f := range files {
-		if err := fn(f.p, f.lf); err != nil {
-			return err
-		}
-	}
-	return nil
+	return n, walkPrefix(p), nil
 }
 
 // notRegular says why a walk skipped a file that is not a regular file.

@@ -1,11 +1,13 @@
 package syncer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/siltsync/silt/index"
 )
@@ -160,7 +162,7 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localP
 		}
 		only = append(only, n)
 	}
-	recs := map[string]map[string]fileRecord{} // per walk root: the records under it
+	var roots []string
 	err := s.st.view(func(t stx) error {
 		lp.d = t.dirty()
 		switch {
@@ -176,88 +178,152 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localP
 		if lp.d.empty() {
 			return nil
 		}
-		roots := []string{""}
+		roots = []string{""}
 		if !lp.d.overflow && !lp.d.bulk {
 			roots = topmost(slices.Collect(maps.Keys(lp.d.paths)))
-		}
-		for _, r := range roots {
-			recs[r] = map[string]fileRecord{}
-			err := t.filesIn(index.PrefixRange(r), func(p string, rec fileRecord) error {
-				if under(p, r) {
-					recs[r][p] = rec
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
 		}
 		return nil
 	})
 	if err != nil {
 		return lp, err
 	}
-	// The walk and the hashing run outside the transaction: a long read
-	// transaction would hold up concurrent operations' writes.
-	for _, r := range slices.Sorted(maps.Keys(recs)) {
-		if err := s.planRoot(ctx, o, recs[r], r, &lp); err != nil {
+	// The records under each root are read after its walk, merged with it
+	// in path order. They cannot change in between: the scope lock this
+	// push holds covers every root.
+	for _, r := range roots {
+		if err := s.planRoot(ctx, o, r, &lp); err != nil {
 			return lp, err
 		}
 	}
 	return lp, nil
 }
 
-func (s *Syncer) planRoot(ctx context.Context, o *op, recs map[string]fileRecord, root string, lp *localPlan) error {
-	seen := map[string]bool{}
-	refuse := func(p string, err error) {
-		lp.refused[p] = "refused: " + err.Error()
+// planRoot walks root, then merges what it found with the records under
+// root, both in path order, in one read transaction: a file whose size
+// and mtime match its record (and are not racily close to its
+// verification) costs no more than its stat. The others are hashed after
+// the transaction, in parallel, and planned in path order.
+func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan) error {
+	tree, prefix, err := s.local.tree(ctx, root)
+	if err != nil {
+		return err
 	}
-	skip := func(p, reason string) { o.change(Change{Path: p, Action: ActionSkip, Reason: reason}) }
-	err := s.local.walk(root, refuse, skip, func(p string, lf localFile) error {
-		if err := ctx.Err(); err != nil {
-			return err
+	var (
+		check     []upload  // walked files the stat does not settle
+		gone      []removal // records without a walked file
+		unchanged int
+		walked    bool
+	)
+	missing := func(k []byte, fc *fileCursor) {
+		if !under(string(k), root) {
+			return // a neighbour of root in key order ("a/b-c" next to "a/b")
 		}
-		seen[p] = true
-		o.examined(p)
-		rec, hasRec := recs[p]
-		if hasRec && rec.unchanged(lf) {
-			o.add(func(st *Stats) { st.Files.Unchanged++ })
-			return nil // unchanged since this machine verified it
+		rec, ok := fc.record()
+		if !ok || !rec.Hydrated {
+			return
 		}
-		sum, hashed, err := s.local.hash(p)
-		if err != nil {
-			return fmt.Errorf("push: %w", err)
+		if p := string(k); lp.d.overflow || lp.d.marked(p) {
+			gone = append(gone, removal{path: p, rec: rec})
 		}
-		if hasRec && rec.Hydrated && sum == rec.SHA256 {
-			rec.MtimeNs, rec.Size, rec.VerifiedNs = hashed.mtimeNs, hashed.size, now()
-			lp.touch = append(lp.touch, pullDone{p, &rec})
-			o.add(func(st *Stats) { st.Files.Unchanged++ })
+	}
+	err = s.st.view(func(t stx) error {
+		fc := t.fileCursor(index.PrefixRange(root))
+		err := tree.each([]byte(prefix), func(pb []byte, e *dirEnt) error {
+			if e.kind == entSkip {
+				o.change(Change{Path: string(pb), Action: ActionSkip, Reason: notRegular(e.mode)})
+				return nil
+			}
+			p := string(pb)
+			if err := index.ValidPath(p); err != nil {
+				lp.refused[p] = "refused: " + err.Error()
+				return nil
+			}
+			for k := fc.key(); k != nil && bytes.Compare(k, pb) < 0; k = fc.key() {
+				missing(k, fc)
+				fc.next()
+			}
+			walked = true
+			o.examined(p)
+			if k := fc.key(); k != nil && bytes.Equal(k, pb) {
+				if fc.unchanged(e.lf) {
+					unchanged++ // unchanged since this machine verified it
+				} else {
+					rec, ok := fc.record()
+					check = append(check, upload{path: p, local: e.lf, rec: rec, hasRec: ok})
+				}
+				fc.next()
+				return nil
+			}
+			check = append(check, upload{path: p, local: e.lf})
 			return nil
+		})
+		for k := fc.key(); err == nil && k != nil; k = fc.key() {
+			missing(k, fc)
+			fc.next()
 		}
-		lp.uploads = append(lp.uploads, upload{path: p, sha: sum, local: hashed, rec: rec, hasRec: hasRec})
-		return nil
+		return err
 	})
 	if err != nil {
 		return err
 	}
+	if err := s.hashAll(ctx, check); err != nil {
+		return err
+	}
+	for _, u := range check {
+		if u.hasRec && u.rec.Hydrated && u.sha == u.rec.SHA256 {
+			rec := u.rec
+			rec.MtimeNs, rec.Size, rec.VerifiedNs = u.local.mtimeNs, u.local.size, now()
+			lp.touch = append(lp.touch, pullDone{u.path, &rec})
+			unchanged++
+			continue
+		}
+		lp.uploads = append(lp.uploads, u)
+	}
+	o.add(func(st *Stats) { st.Files.Unchanged += unchanged })
 	// Deletions need positive evidence: a file this cache held, now absent,
 	// under an explicit mark (or after the mark set overflowed).
 	removes := len(lp.removes)
-	defer func() {
-		if root != "" && len(seen) == 0 && len(lp.removes) == removes {
-			o.change(Change{Path: root, Action: ActionSkip, Reason: "matches no file in the cache and none this cache synced"})
-		}
-	}()
-	for _, p := range slices.Sorted(maps.Keys(recs)) {
-		rec := recs[p]
-		if seen[p] || !rec.Hydrated || !(lp.d.overflow || lp.d.marked(p)) {
-			continue
-		}
-		lf, err := s.local.stat(p)
+	for _, r := range gone {
+		lf, err := s.local.stat(r.path)
 		if err != nil || lf.exists {
 			continue // present (seen via another root) or unusable: not a deletion
 		}
-		lp.removes = append(lp.removes, removal{path: p, rec: rec})
+		lp.removes = append(lp.removes, r)
+	}
+	if root != "" && !walked && len(lp.removes) == removes {
+		o.change(Change{Path: root, Action: ActionSkip, Reason: "matches no file in the cache and none this cache synced"})
+	}
+	return nil
+}
+
+// hashAll hashes the files of us in parallel, setting each one's sha and
+// local (the size and mtime of the bytes hashed). The error, if any, is
+// that of the first file in path order that failed.
+func (s *Syncer) hashAll(ctx context.Context, us []upload) error {
+	errs := make([]error, len(us))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, walkWorkers())
+	for i := range us {
+		if err := ctx.Err(); err != nil {
+			errs[i] = err
+			break
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			sum, hashed, err := s.local.hash(us[i].path)
+			if err != nil {
+				errs[i] = fmt.Errorf("push: %w", err)
+				return
+			}
+			us[i].sha, us[i].local = sum, hashed
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -54,6 +55,12 @@ type Config struct {
 	Silt, Versitygw, Rclone, AWS string
 	// Timeout bounds every command the runner starts. 0 means 30 minutes.
 	Timeout time.Duration
+	// PprofDir, when set, makes every measured silt run write a CPU
+	// profile and an allocation profile there, named
+	// {row}-{files}-run{n}.cpu.pprof and .mem.pprof (through silt's
+	// SILT_CPUPROFILE and SILT_MEMPROFILE). Profiling costs those runs a
+	// little time: compare unprofiled runs.
+	PprofDir string
 	// Logf, when set, receives progress lines.
 	Logf func(format string, args ...any)
 }
@@ -130,6 +137,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer os.RemoveAll(scratch)
 	r := &runner{cfg: cfg, scratch: scratch, report: newReport(cfg)}
+	if cfg.PprofDir != "" {
+		if r.cfg.PprofDir, err = filepath.Abs(cfg.PprofDir); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(r.cfg.PprofDir, 0o755); err != nil {
+			return nil, fmt.Errorf("peers: %w", err)
+		}
+	}
 
 	vgw, err := findVersitygw(ctx, cfg.Versitygw, repo, cfg.logf)
 	if err != nil {
@@ -325,10 +340,22 @@ func (r *runner) prepare(ctx context.Context, t *tool, tree Tree, full bool) (*s
 // tool's window for "modified just now".
 func oldTime() time.Time { return time.Now().Add(-time.Hour).Truncate(time.Second) }
 
+// The environment variables with which the silt CLI writes profiles of
+// one run (cmd/silt/pprof.go).
+const (
+	envCPUProfile = "SILT_CPUPROFILE"
+	envMemProfile = "SILT_MEMPROFILE"
+)
+
 // measure runs c with the proxy's delay set to latency and returns what
 // it cost and the requests the proxy saw. Unless the command failed, the
 // delay is 0 again afterwards.
 func (r *runner) measure(ctx context.Context, st *state, rowName string, run int, latency time.Duration, c command) (Sample, error) {
+	if r.cfg.PprofDir != "" && st.t.name == ToolSilt {
+		base := filepath.Join(r.cfg.PprofDir, fmt.Sprintf("%s-%d-run%d", rowName, st.tree.Files(), run+1))
+		c.env = append(slices.Clip(c.env), envCPUProfile+"="+base+".cpu.pprof", envMemProfile+"="+base+".mem.pprof")
+		r.cfg.logf("  profiles: %s.{cpu,mem}.pprof", base)
+	}
 	p := r.srv.proxy
 	p.Reset()
 	p.SetDelay(latency)

@@ -72,7 +72,13 @@ func main() {
 		signal.Stop(sigs) // a second signal kills at once, as users expect
 		cancel(cause)
 	}()
+	stopProfiles, err := startProfiles()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "silt: %v\n", err)
+		os.Exit(exitError)
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopProfiles()
 	signal.Stop(sigs)
 	cancel(nil)
 	os.Exit(code)

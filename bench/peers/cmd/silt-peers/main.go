@@ -5,6 +5,8 @@
 //	go run ./bench/peers/cmd/silt-peers -sizes 1k,10k,100k -runs 3,3,1 -out bench/results/peers
 //	go run ./bench/peers/cmd/silt-peers -sizes 1k -runs 1 -tools silt -strict   # the CI smoke
 //	go run ./bench/peers/cmd/silt-peers -merge a/peers.json,b/peers.json -out all  # one report of several runs
+//	go run ./bench/peers/cmd/silt-peers -sizes 100k -runs 1 -tools silt -rows noop-push -pprof /tmp/prof
+//	go tool pprof -top /tmp/prof/noop-push-100001-run1.cpu.pprof
 //
 // It writes peers.json (every sample and the aggregates), peers.md (the
 // tables) and requests.svg and time.svg (the plots) into -out, and prints
@@ -54,6 +56,7 @@ func run() error {
 		awsCLI   = flag.String("aws", "", "AWS CLI (default: PATH)")
 		quiet    = flag.Bool("q", false, "no progress on stderr")
 		merge    = flag.String("merge", "", "instead of running, merge these peers.json files (comma-separated) into one report")
+		pprofDir = flag.String("pprof", "", "directory: every measured silt run writes a CPU and an allocation profile there ({row}-{files}-run{n}.cpu.pprof, .mem.pprof)")
 		strict   = flag.Bool("strict", false, "fail when silt's own counts differ from the proxy's, or a pull missed a change (the CI smoke)")
 	)
 	flag.Parse()
@@ -74,7 +77,7 @@ func run() error {
 		return nil
 	}
 	cfg := peers.Config{Latency: *latency, FullRowsUpTo: *fullUpTo, Dir: *dir, Repo: *repo, Timeout: *timeout,
-		Silt: *silt, Versitygw: *vgw, Rclone: *rclone, AWS: *awsCLI, Tools: splitList(*tools)}
+		Silt: *silt, Versitygw: *vgw, Rclone: *rclone, AWS: *awsCLI, Tools: splitList(*tools), PprofDir: *pprofDir}
 	var err error
 	if cfg.Sizes, err = parseSizes(*sizes); err != nil {
 		return err
