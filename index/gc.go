@@ -65,9 +65,11 @@ type GCReport struct {
 	Shards []GCObject `json:"shards"`
 	// Data are the unreferenced data objects.
 	Data []GCObject `json:"data"`
+	// Packs are the unreferenced packs.
+	Packs []GCObject `json:"packs"`
 	// History are the manifest history copies past the grace period.
 	History []GCObject `json:"history"`
-	// Bytes is the total size of Shards, Data and History.
+	// Bytes is the total size of Shards, Data, Packs and History.
 	Bytes int64 `json:"bytes"`
 	// Recent counts unreferenced objects kept because they are younger
 	// than the grace period (or of unknown age).
@@ -83,7 +85,8 @@ type GCReport struct {
 // successor is current and was committed within it). Objects and shards no
 // root references and older than the grace period are deleted, and so are
 // history copies of manifests superseded before it. GC only lists and
-// deletes under .silt/objects/, .silt/shards/ and .silt/manifests/: it
+// deletes under .silt/objects/, .silt/packs/, .silt/shards/ and
+// .silt/manifests/: it
 // never touches the manifest, control records, locks, or a nested
 // namespace.
 func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error) {
@@ -91,7 +94,7 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	rep := GCReport{DryRun: opts.DryRun, Roots: []uint64{}, Shards: []GCObject{}, Data: []GCObject{}, History: []GCObject{}}
+	rep := GCReport{DryRun: opts.DryRun, Roots: []uint64{}, Shards: []GCObject{}, Data: []GCObject{}, Packs: []GCObject{}, History: []GCObject{}}
 	cutoff := now().Add(-opts.OlderThan)
 	young := func(t time.Time) bool {
 		return opts.OlderThan > 0 && (t.IsZero() || t.After(cutoff))
@@ -120,6 +123,10 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 		return rep, err
 	}
 	objects, err := list(ObjectsPrefix)
+	if err != nil {
+		return rep, err
+	}
+	packs, err := list(PacksPrefix)
 	if err != nil {
 		return rep, err
 	}
@@ -208,6 +215,9 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 	if err := sweep(objects, func(k string) bool { return marks.objects[k] }, &rep.Data); err != nil {
 		return rep, err
 	}
+	if err := sweep(packs, func(k string) bool { return marks.objects[k] }, &rep.Packs); err != nil {
+		return rep, err
+	}
 	if err := sweep(oldHist, func(string) bool { return false }, &rep.History); err != nil {
 		return rep, err
 	}
@@ -237,7 +247,11 @@ func (g *gcMarks) add(ctx context.Context, b backend.Backend, h Head) error {
 			return fmt.Errorf("gc: %w", err)
 		}
 		for _, e := range entries {
-			g.objects[ObjectKey(e.SHA256)] = true
+			if e.Packed() {
+				g.objects[PackKey(e.Pack)] = true
+			} else {
+				g.objects[ObjectKey(e.SHA256)] = true
+			}
 		}
 	}
 	return nil

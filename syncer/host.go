@@ -144,7 +144,7 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 		return true, nil // present: hydrating never overwrites a local copy
 	}
 	// The recorded entry first: one request when its object is there.
-	entry, known := index.Entry{Size: rec.Size, SHA256: rec.SHA256}, hasRec
+	entry, known := index.Entry{Size: rec.Size, SHA256: rec.SHA256, Pack: rec.Pack, Off: rec.Off}, hasRec
 	for attempt := 0; attempt < 2; attempt++ {
 		if !known {
 			var err error
