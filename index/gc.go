@@ -46,6 +46,10 @@ type GCOptions struct {
 	DryRun bool
 	// Now is the clock ages are measured by; nil means time.Now.
 	Now func() time.Time
+	// RepackBelow is the live share under which a pack of the current
+	// snapshot is repacked before the mark (see Repack); 0 means
+	// DefaultRepackBelow, negative never repacks. A dry run never does.
+	RepackBelow float64
 }
 
 // GCObject is one object GC removed (or, in a dry run, would remove).
@@ -76,6 +80,8 @@ type GCReport struct {
 	Recent int `json:"recent"`
 	// DryRun is true when nothing was removed.
 	DryRun bool `json:"dry_run"`
+	// Repack is what the repack before the mark did.
+	Repack RepackReport `json:"repack"`
 }
 
 // GC collects the garbage of the namespace root b by mark and sweep. The
@@ -98,6 +104,19 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 	cutoff := now().Add(-opts.OlderThan)
 	young := func(t time.Time) bool {
 		return opts.OlderThan > 0 && (t.IsZero() || t.After(cutoff))
+	}
+	if below := opts.RepackBelow; below >= 0 && !opts.DryRun {
+		if below == 0 {
+			below = DefaultRepackBelow
+		}
+		rr, err := Repack(ctx, b, below)
+		if err != nil {
+			return rep, fmt.Errorf("gc: %w", err)
+		}
+		rep.Repack = rr
+	}
+	if rep.Repack.Packs == nil {
+		rep.Repack.Packs = []GCObject{}
 	}
 	marks := gcMarks{objects: map[string]bool{}, shards: map[string]bool{}, seqs: map[uint64]bool{}}
 	first, err := ReadManifest(ctx, b, backend.GetOptions{})
