@@ -21,6 +21,10 @@ const (
 	// sharedBufferMax bounds the bytes buffered to install one packed
 	// content at several paths from one read; larger ones are read again.
 	sharedBufferMax = 16 << 20
+	// runMax bounds the span of one ranged read, so a cold pull of a few
+	// large packs still installs with several workers (each install
+	// fsyncs) at a few requests per pack.
+	runMax = 4 << 20
 )
 
 // packSpot is one location in a pack and the downloads that want it (one
@@ -44,7 +48,8 @@ func (r packRun) rng() backend.Range {
 // packRuns groups packed downloads by pack and coalesces each pack's wanted
 // ranges into runs: ranges closer than runGap share one read, and when the
 // wanted bytes are at least half of the span from the first to the last,
-// the whole span is one read.
+// the whole span is read, holes included. No run spans more than runMax
+// bytes (unless one range alone does).
 func packRuns(acts []pullAction) []packRun {
 	byPack := map[string]map[int64]*packSpot{}
 	for _, a := range acts {
@@ -77,14 +82,12 @@ func packRuns(acts []pullAction) []packRun {
 		slices.SortFunc(spots, func(a, b packSpot) int { return cmpInt64(a.off, b.off) })
 		pack := spots[0].acts[0].entry.Pack
 		first, last := spots[0], spots[len(spots)-1]
-		if span := last.off + last.size - first.off; 2*wanted >= span && !overlaps(spots) {
-			runs = append(runs, packRun{pack: pack, spots: spots})
-			continue
-		}
+		whole := 2*wanted >= last.off+last.size-first.off && !overlaps(spots)
 		cur := packRun{pack: pack}
 		end := int64(0)
 		for _, sp := range spots {
-			if len(cur.spots) > 0 && (sp.off < end || sp.off-end > runGap) {
+			far := !whole && sp.off-end > runGap
+			if len(cur.spots) > 0 && (sp.off < end || far || sp.off+sp.size-cur.spots[0].off > runMax) {
 				runs = append(runs, cur)
 				cur = packRun{pack: pack}
 			}
