@@ -67,6 +67,13 @@ type Range struct {
 // End returns the offset one past the range's last byte.
 func (r Range) End() int64 { return r.Offset + r.Length }
 
+// Within reports whether r is well formed (Offset at least 0, Length at
+// least 1, End not overflowing) and lies inside an object of size bytes:
+// the test every driver applies before it answers a ranged Get.
+func (r Range) Within(size int64) bool {
+	return r.Offset >= 0 && r.Length >= 1 && r.End() > r.Offset && r.End() <= size
+}
+
 // ListOptions modify a List.
 type ListOptions struct {
 	// PageSize is the largest number of objects handed to one call of the

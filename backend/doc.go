@@ -11,6 +11,16 @@
 //
 //   - Get returns the object's [Version] from the same response as its
 //     bytes; [GetOptions].IfMatch reads only that version.
+//   - [GetOptions].Range reads Length bytes from Offset (S3 Range, GCS
+//     NewRangeReader, a section of the file): the body yields exactly
+//     those bytes while ObjectInfo, Size included, describes the whole
+//     object. A range that does not lie inside the object is
+//     [ErrInvalidRange] on every store: S3 and GCS cut a range that ends
+//     past the object at its end, and [Portable] refuses that answer.
+//     Range combines with IfMatch (a part of exactly this version; a
+//     stale version is [ErrPrecondition] whatever the range) and with
+//     IfNoneMatch. There is no capability to claim: a driver that cannot
+//     range returns [ErrNotSupported], never the whole object.
 //   - Put takes a [Cond]: IfAbsent (S3 If-None-Match: *, GCS DoesNotExist,
 //     link(2) on a directory) or IfMatch (S3 If-Match, GCS GenerationMatch,
 //     flock plus compare plus rename on a directory). It returns the new
@@ -28,7 +38,8 @@
 //
 // Every store classifies its SDK's errors in exactly one function into:
 // [ErrNotExist], [ErrPrecondition] (including S3's 404 on If-Match of a
-// missing key), [ErrNotSupported], [ErrInvalidKey] (a [*KeyError]), and a
+// missing key), [ErrNotSupported], [ErrInvalidKey] (a [*KeyError]),
+// [ErrInvalidRange] (S3's and GCS's 416), and a
 // [*Error] that says whether retrying may help ([IsRetryable]). Callers use
 // errors.Is and errors.As only; nothing outside a store's package inspects
 // an SDK type or status code. A cancelled context is returned unchanged.

@@ -64,3 +64,25 @@ func Base(b Backend) Backend {
 		b = u.Unwrap()
 	}
 }
+
+// RemovePrefix deletes every object under prefix: it lists them all, then
+// deletes each, so a listing is never paged while its keys go away. It
+// stops at the first failed delete and returns it.
+func RemovePrefix(ctx context.Context, b Backend, prefix string) error {
+	var keys []string
+	err := b.List(ctx, prefix, ListOptions{}, func(page []ObjectInfo) error {
+		for _, o := range page {
+			keys = append(keys, o.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := b.Delete(ctx, k, Cond{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/internal/silttest"
 )
 
 // layers names each layer of b from the outside in, by type, through
@@ -74,7 +75,7 @@ func TestOpen_NegativeTimeoutOption_NoTimeoutLayer(t *testing.T) {
 func TestProduction_TransientFaults_PullLikeReadsSucceed(t *testing.T) {
 	m := mem.New()
 	for _, k := range []string{".silt/manifest", "data/a", "data/b"} {
-		put(t, m, k, "v:"+k)
+		silttest.Put(t, m, k, "v:"+k)
 	}
 	f := wrap.Faults(m)
 	f.Add(wrap.Rule{Verb: wrap.VerbGet, Nth: 1, Err: backend.Retryable("get", ".silt/manifest", errors.New("503 SlowDown"))})
@@ -83,7 +84,7 @@ func TestProduction_TransientFaults_PullLikeReadsSucceed(t *testing.T) {
 	b := backend.Production(f, backend.WithRetry(backend.RetryConfig{Base: 1}))
 	ctx := context.Background()
 
-	if got := read(t, b, ".silt/manifest"); got != "v:.silt/manifest" {
+	if got := silttest.Read(t, b, ".silt/manifest"); got != "v:.silt/manifest" {
 		t.Errorf("manifest = %q", got)
 	}
 	var keys []string
@@ -102,7 +103,7 @@ func TestProduction_TransientFaults_PullLikeReadsSucceed(t *testing.T) {
 		t.Fatalf("Stat after a connection reset: %v", err)
 	}
 	for _, k := range keys {
-		read(t, b, k)
+		silttest.Read(t, b, k)
 	}
 	if f.Fired() != 3 {
 		t.Errorf("faults fired %d times, want 3", f.Fired())

@@ -80,7 +80,38 @@ func (p *portable) Get(ctx context.Context, key string, opts GetOptions) (io.Rea
 		rc.Close()
 		return nil, info, &Error{Op: "get", Key: key, Err: fmt.Errorf("offset %d length %d of a %d-byte object: %w", r.Offset, r.Length, info.Size, ErrInvalidRange)}
 	}
-	return &portableBody{rc: rc, ctx: ctx, key: key, p: p}, info, nil
+	body := &portableBody{rc: rc, ctx: ctx, key: key, p: p}
+	if r := opts.Range; r != nil {
+		// A store that sent more than the range (one that ignored Range
+		// at offset 0) is cut at its end, and one that sent less fails
+		// the read: the body holds exactly Length bytes or says why not.
+		return &rangeBody{portableBody: body, left: r.Length}, info, nil
+	}
+	return body, info, nil
+}
+
+// rangeBody yields exactly the range's length from a ranged Get body.
+type rangeBody struct {
+	*portableBody
+	left int64
+}
+
+func (b *rangeBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.portableBody.Read(p)
+	b.left -= int64(n)
+	switch {
+	case err == io.EOF && b.left > 0:
+		err = b.p.classify(b.ctx, "get", b.key, fmt.Errorf("ranged body ended %d bytes short: %w", b.left, io.ErrUnexpectedEOF))
+	case err == nil && b.left == 0:
+		err = io.EOF
+	}
+	return n, err
 }
 
 // portableBody classifies failures met while reading a Get body, so a
@@ -215,7 +246,7 @@ func ClassifyTransport(ctx context.Context, op, key string, err error) error {
 	switch {
 	case errors.As(err, &be), errors.As(err, &ke),
 		errors.Is(err, ErrNotExist), errors.Is(err, ErrPrecondition), errors.Is(err, ErrNotModified),
-		errors.Is(err, ErrNotSupported), errors.Is(err, ErrInvalidCond):
+		errors.Is(err, ErrNotSupported), errors.Is(err, ErrInvalidCond), errors.Is(err, ErrInvalidRange):
 		return err
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		return err

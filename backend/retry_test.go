@@ -13,6 +13,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/internal/silttest"
 )
 
 // sleeps is a fake sleep that records each backoff and returns at once.
@@ -65,7 +66,7 @@ func TestRetry_Put_RetriesUntilSuccessWithBodyRewound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := read(t, g.m, "k"); got != "payload" {
+	if got := silttest.Read(t, g.m, "k"); got != "payload" {
 		t.Errorf("stored %q, want payload", got)
 	}
 	if info.Size != 7 || info.Version == "" {
@@ -82,10 +83,10 @@ func TestRetry_Put_RetriesUntilSuccessWithBodyRewound(t *testing.T) {
 func TestRetry_ExhaustsAttempts_ExactCount(t *testing.T) {
 	for _, attempts := range []int{0, 1, 2, 6} {
 		g := newRig(backend.RetryConfig{Attempts: attempts})
-		put(t, g.m, "k", "v")
+		silttest.Put(t, g.m, "k", "v")
 		g.f.Add(wrap.Rule{Verb: wrap.VerbStat})
 		_, err := g.r.Stat(context.Background(), "k")
-		wantRetryable(t, err, wrap.ErrInjected)
+		silttest.WantRetryable(t, err, wrap.ErrInjected)
 		want := attempts
 		if attempts == 0 {
 			want = 4 // the default
@@ -101,7 +102,7 @@ func TestRetry_ExhaustsAttempts_ExactCount(t *testing.T) {
 
 func TestRetry_Backoff_FullJitterWithinCap(t *testing.T) {
 	g := newRig(backend.RetryConfig{Attempts: 8, Base: 100 * time.Millisecond, Max: 500 * time.Millisecond})
-	put(t, g.m, "k", "v")
+	silttest.Put(t, g.m, "k", "v")
 	g.f.Add(wrap.Rule{Verb: wrap.VerbStat})
 	_, _ = g.r.Stat(context.Background(), "k")
 	caps := []time.Duration{100, 200, 400, 500, 500, 500, 500}
@@ -147,7 +148,7 @@ func TestRetry_NotRetryable_SentOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newRig(backend.RetryConfig{})
-			put(t, g.m, "k", "v")
+			silttest.Put(t, g.m, "k", "v")
 			if tt.err != nil {
 				g.f.Add(wrap.Rule{Err: tt.err})
 			}
@@ -164,17 +165,17 @@ func TestRetry_NotRetryable_SentOnce(t *testing.T) {
 func TestRetry_ConditionalWrite_NotResent(t *testing.T) {
 	ctx := context.Background()
 	g := newRig(backend.RetryConfig{})
-	v1 := put(t, g.m, "k", "v1")
+	v1 := silttest.Put(t, g.m, "k", "v1")
 	// Ack lost: the write lands, and a resend would fail its own IfMatch.
 	g.f.Add(wrap.Rule{Verb: wrap.VerbCondPut, Mode: wrap.FailAfter})
 	g.f.Add(wrap.Rule{Verb: wrap.VerbDelete})
 	_, err := backend.PutBytes(ctx, g.r, "k", []byte("v2"), backend.Cond{IfMatch: v1.Version})
-	wantRetryable(t, err, wrap.ErrInjected)
-	if got := read(t, g.m, "k"); got != "v2" {
+	silttest.WantRetryable(t, err, wrap.ErrInjected)
+	if got := silttest.Read(t, g.m, "k"); got != "v2" {
 		t.Errorf("k = %q, want v2 from the one attempt", got)
 	}
 	err = g.r.Delete(ctx, "k", backend.Cond{IfMatch: "any"})
-	wantRetryable(t, err, wrap.ErrInjected)
+	silttest.WantRetryable(t, err, wrap.ErrInjected)
 	if c := g.c.Counts(); c.CondPut != 1 || c.Delete != 0 || g.s.n() != 0 {
 		t.Errorf("counts %+v, sleeps %d; want one CondPut, no Delete, no sleep", c, g.s.n())
 	}
@@ -192,7 +193,7 @@ func TestRetry_ConditionalWrite_NotResent(t *testing.T) {
 func TestRetry_ContextCancelledBetweenAttempts_Stops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := fill(t, 1)
+	m := silttest.Fill(t, 1)
 	f := wrap.Faults(m)
 	f.Add(wrap.Rule{Verb: wrap.VerbStat})
 	slept := 0
@@ -211,7 +212,7 @@ func TestRetry_ContextCancelledBetweenAttempts_Stops(t *testing.T) {
 }
 
 func TestRetry_ContextDoneDuringRealBackoff_ReturnsPromptly(t *testing.T) {
-	f := wrap.Faults(fill(t, 1))
+	f := wrap.Faults(silttest.Fill(t, 1))
 	f.Add(wrap.Rule{Verb: wrap.VerbStat})
 	// Hour-long backoffs and many attempts: only the deadline ends this.
 	r := backend.Retry(f, backend.RetryConfig{Attempts: 100, Base: time.Hour, Max: time.Hour})
@@ -224,9 +225,9 @@ func TestRetry_ContextDoneDuringRealBackoff_ReturnsPromptly(t *testing.T) {
 
 func TestRetry_Get_Retried(t *testing.T) {
 	g := newRig(backend.RetryConfig{})
-	put(t, g.m, "k", "hello")
+	silttest.Put(t, g.m, "k", "hello")
 	g.f.Add(wrap.Rule{Verb: wrap.VerbGet, Nth: 1, Mode: wrap.FailAfter})
-	if got := read(t, g.r, "k"); got != "hello" {
+	if got := silttest.Read(t, g.r, "k"); got != "hello" {
 		t.Errorf("got %q", got)
 	}
 	if got := g.c.Counts().Get; got != 2 {
@@ -234,11 +235,59 @@ func TestRetry_Get_Retried(t *testing.T) {
 	}
 }
 
+// TestRetry_Get_RangedStaysRanged: a resent ranged Get asks for the same
+// range, so the caller never receives the whole object from a retry.
+func TestRetry_Get_RangedStaysRanged(t *testing.T) {
+	for _, mode := range []wrap.Mode{wrap.FailBefore, wrap.FailAfter, wrap.BreakBody} {
+		t.Run(mode.String(), func(t *testing.T) {
+			g := newRig(backend.RetryConfig{})
+			v := silttest.Put(t, g.m, "k", "0123456789").Version
+			g.f.Add(wrap.Rule{Verb: wrap.VerbGet, Nth: 1, Mode: mode})
+			r := backend.Range{Offset: 3, Length: 4}
+			data, info, err := backend.ReadAll(context.Background(), g.r, "k", backend.GetOptions{IfMatch: v, Range: &r}, 0)
+			if mode == wrap.BreakBody {
+				// Retry cannot resend a body already handed out; the
+				// caller sees the break, and the next Get is ranged.
+				silttest.WantRetryable(t, err, wrap.ErrInjected)
+				data, info, err = backend.ReadAll(context.Background(), g.r, "k", backend.GetOptions{IfMatch: v, Range: &r}, 0)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(data) != "3456" || info.Size != 10 || info.Version != v {
+				t.Errorf("got %q, Size %d, Version %s; want \"3456\", Size 10, Version %s", data, info.Size, info.Version, v)
+			}
+			// FailBefore's first attempt never reaches the store.
+			want := int64(2)
+			if mode == wrap.FailBefore {
+				want = 1
+			}
+			if got := g.c.Counts(); got.Get != want || got.BytesDown > 4*want {
+				t.Errorf("counts %+v, want %d gets and at most %d bytes down (only ranges)", got, want, 4*want)
+			}
+		})
+	}
+}
+
+// TestRetry_Get_InvalidRangeNotRetried: a range outside the object is an
+// answer; resending it would get the same one.
+func TestRetry_Get_InvalidRangeNotRetried(t *testing.T) {
+	g := newRig(backend.RetryConfig{})
+	silttest.Put(t, g.m, "k", "hello")
+	_, _, err := g.r.Get(context.Background(), "k", backend.GetOptions{Range: &backend.Range{Offset: 5, Length: 1}})
+	if !errors.Is(err, backend.ErrInvalidRange) || backend.IsRetryable(err) {
+		t.Fatalf("err = %v, want ErrInvalidRange, not retryable", err)
+	}
+	if got := g.c.Counts(); got != (wrap.Counts{Get: 1}) || g.s.n() != 0 {
+		t.Errorf("counts %+v, slept %d; want one Get, no bytes, no sleep", got, g.s.n())
+	}
+}
+
 // TestRetry_Get_NotModifiedNotRetried: a conditional read of an unchanged
 // object is an answer, not a failure; resending it would get the same one.
 func TestRetry_Get_NotModifiedNotRetried(t *testing.T) {
 	g := newRig(backend.RetryConfig{})
-	v := put(t, g.m, "k", "hello").Version
+	v := silttest.Put(t, g.m, "k", "hello").Version
 	rc, _, err := g.r.Get(context.Background(), "k", backend.GetOptions{IfNoneMatch: v})
 	if rc != nil {
 		rc.Close()
@@ -254,26 +303,26 @@ func TestRetry_Get_NotModifiedNotRetried(t *testing.T) {
 
 func TestRetry_List_RestartsOnlyBeforeFirstPage(t *testing.T) {
 	t.Run("first page fails", func(t *testing.T) {
-		f := wrap.Faults(fill(t, 7))
+		f := wrap.Faults(silttest.Fill(t, 7))
 		r := backend.RetryWithSleep(f, backend.RetryConfig{}, (&sleeps{}).sleep)
 		f.Add(wrap.Rule{Verb: wrap.VerbList, Nth: 1})
-		pages, keys, err := listPages(r, "d/", 3)
+		pages, keys, err := silttest.ListPages(r, "d/", 3)
 		if err != nil || pages != 3 || keys != 7 || len(f.Requests()) != 4 {
 			t.Errorf("pages %d, keys %d, requests %d, err %v; want 3, 7, 4, nil", pages, keys, len(f.Requests()), err)
 		}
 	})
 	t.Run("later page fails", func(t *testing.T) {
-		f := wrap.Faults(fill(t, 7))
+		f := wrap.Faults(silttest.Fill(t, 7))
 		r := backend.RetryWithSleep(f, backend.RetryConfig{}, (&sleeps{}).sleep)
 		f.Add(wrap.Rule{Verb: wrap.VerbList, Nth: 2})
-		pages, keys, err := listPages(r, "d/", 3)
-		wantRetryable(t, err, wrap.ErrInjected)
+		pages, keys, err := silttest.ListPages(r, "d/", 3)
+		silttest.WantRetryable(t, err, wrap.ErrInjected)
 		if pages != 1 || keys != 3 || len(f.Requests()) != 2 {
 			t.Errorf("pages %d, keys %d, requests %d; want 1, 3, 2", pages, keys, len(f.Requests()))
 		}
 	})
 	t.Run("fn error", func(t *testing.T) {
-		f := wrap.Faults(fill(t, 7))
+		f := wrap.Faults(silttest.Fill(t, 7))
 		r := backend.RetryWithSleep(f, backend.RetryConfig{}, (&sleeps{}).sleep)
 		mine := backend.Retryable("get", "x", errors.New("caller's own"))
 		err := r.List(context.Background(), "d/", backend.ListOptions{PageSize: 3}, func([]backend.ObjectInfo) error { return mine })
@@ -294,7 +343,7 @@ func TestRetry_Put_UnseekableBody_NotResent(t *testing.T) {
 	// body the store never touched is resent as it is.)
 	g.f.Add(wrap.Rule{Verb: wrap.VerbPut, Mode: wrap.FailAfter})
 	_, err := g.r.Put(context.Background(), "k", unseekable{bytes.NewReader([]byte("x"))}, 1, backend.Cond{})
-	wantRetryable(t, err, wrap.ErrInjected)
+	silttest.WantRetryable(t, err, wrap.ErrInjected)
 	if got := len(g.f.Requests()); got != 1 || g.s.n() != 0 {
 		t.Errorf("sent %d, slept %d; want 1, 0", got, g.s.n())
 	}

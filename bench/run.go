@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/siltsync/silt/backend/wrap"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -22,8 +21,8 @@ type Requests struct {
 	Total   int64 `json:"total"`
 }
 
-// RequestsOf converts wrap.Counts, dropping byte counts.
-func RequestsOf(c wrap.Counts) Requests {
+// RequestsOf converts a syncer's request counts, dropping byte counts.
+func RequestsOf(c syncer.RequestCounts) Requests {
 	return Requests{Get: c.Get, Put: c.Put, CondPut: c.CondPut, List: c.List, Delete: c.Delete, Stat: c.Stat, Total: c.Total()}
 }
 

@@ -116,7 +116,7 @@ type Trial struct {
 	Stats syncer.Stats
 	// Observed are the same requests as counted outside the syncer, between
 	// it and the latency wrapper.
-	Observed wrap.Counts
+	Observed syncer.RequestCounts
 	// DataPuts counts puts (plain or conditional) of data keys, outside
 	// silt's own .silt/ directory.
 	DataPuts int64
@@ -169,7 +169,7 @@ func (in *Instance) Measure(ctx context.Context) (Trial, error) {
 	if err != nil {
 		return Trial{}, fmt.Errorf("bench: %s at %d: trial %d: %w", in.Scenario.Name, in.Entries, in.trial, err)
 	}
-	t := Trial{Stats: st, Observed: in.w.obs.Counts(), Wall: wall}
+	t := Trial{Stats: st, Observed: observed(in.w.obs.Counts()), Wall: wall}
 	for _, r := range in.w.obs.Log() {
 		if (r.Verb == wrap.VerbPut || r.Verb == wrap.VerbCondPut) && (strings.HasPrefix(r.Key, index.ObjectsPrefix) || strings.HasPrefix(r.Key, index.PacksPrefix)) {
 			t.DataPuts++
@@ -459,4 +459,10 @@ func setupColdPush(ctx context.Context, in *Instance) error {
 		return st, err
 	}
 	return nil
+}
+
+// observed converts the counts of the observer wrapper to the syncer's
+// shape, so both sides of a trial compare field by field.
+func observed(c wrap.Counts) syncer.RequestCounts {
+	return syncer.RequestCounts{Get: c.Get, Put: c.Put, CondPut: c.CondPut, Delete: c.Delete, List: c.List, Stat: c.Stat, BytesDown: c.BytesDown, BytesUp: c.BytesUp}
 }

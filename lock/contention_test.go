@@ -102,9 +102,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	code := m.Run()
-	stopEmulators()
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // childMain is one contending process: acquire, read the counter file,

@@ -30,7 +30,20 @@ type Stats struct {
 	// the operation committed nothing.
 	Commit *CommitStats `json:"commit,omitempty"`
 	// Counts is the exact request accounting, conditional puts apart.
-	Counts wrap.Counts `json:"-"`
+	Counts RequestCounts `json:"-"`
+}
+
+// RequestCounts is the exact accounting of the requests one operation
+// sent: conditional puts apart from plain ones, and the body bytes on the
+// wire (which include index objects, unlike Bytes).
+type RequestCounts struct {
+	Get, Put, CondPut, Delete, List, Stat int64 // requests sent
+	BytesDown, BytesUp                    int64 // body bytes read by Get, sent by Put
+}
+
+// Total is the number of requests of every verb.
+func (c RequestCounts) Total() int64 {
+	return c.Get + c.Put + c.CondPut + c.Delete + c.List + c.Stat
 }
 
 // FileStats counts files by outcome.
@@ -171,7 +184,8 @@ func (o *op) add(fn func(st *Stats)) {
 }
 
 func (o *op) finish() Stats {
-	c := o.b.Counts()
+	w := o.b.Counts()
+	c := RequestCounts{Get: w.Get, Put: w.Put, CondPut: w.CondPut, Delete: w.Delete, List: w.List, Stat: w.Stat, BytesDown: w.BytesDown, BytesUp: w.BytesUp}
 	o.stats.Counts = c
 	o.stats.Requests = RequestStats{Get: c.Get, Put: c.Put + c.CondPut, List: c.List, Delete: c.Delete, Stat: c.Stat}
 	o.stats.Ms = ms(time.Since(o.start))

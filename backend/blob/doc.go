@@ -44,6 +44,12 @@
 // as usual. The version is content-derived (MD5) where the driver reports
 // one, so an object rewritten with identical bytes is "not modified".
 //
+// GetOptions.Range opens blob's NewRangeReader. The range is judged
+// against the size the first Attributes call reported, so a range outside
+// the object is [backend.ErrInvalidRange] before any reader is opened
+// (gocloud drivers disagree on a range past the end); the bracket then
+// checks the reader's whole-object size as for a full read.
+//
 // # URLs
 //
 // "blob+<gocloud URL>" opens the gocloud URL with blob.OpenBucket. The

@@ -41,7 +41,9 @@
 // GetOptions.IfMatch and IfNoneMatch are compared with the hash of the
 // open descriptor: a Get whose IfNoneMatch names the current hash closes
 // the file and fails with [backend.ErrNotModified] (the 304 of an HTTP
-// store), never retryable.
+// store), never retryable. GetOptions.Range reads a section of that same
+// descriptor in place (ReadAt), never the whole file; the version still
+// costs the hash, usually cached.
 //
 // Content versions have the ABA property: an object rewritten from A to B
 // and back to A has A's version again, so a compare-and-swap holding A's

@@ -152,8 +152,30 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 		f.Close()
 		return nil, info(key, s), &backend.Error{Op: "get", Key: key, Err: backend.ErrNotModified}
 	}
+	if r := opts.Range; r != nil {
+		return rangeOf(f, key, s, *r)
+	}
 	return f, info(key, s), nil
 }
+
+// rangeOf serves a ranged Get from the hashed descriptor: a section of it,
+// read in place, so a range of a large file costs only its own bytes.
+func rangeOf(f *os.File, key string, s fileState, r backend.Range) (io.ReadCloser, backend.ObjectInfo, error) {
+	if !r.Within(s.size) {
+		f.Close()
+		return nil, info(key, s), &backend.Error{Op: "get", Key: key,
+			Err: fmt.Errorf("offset %d length %d of a %d-byte object: %w", r.Offset, r.Length, s.size, backend.ErrInvalidRange)}
+	}
+	return sectionFile{SectionReader: io.NewSectionReader(f, r.Offset, r.Length), f: f}, info(key, s), nil
+}
+
+// sectionFile reads a section of a file and closes the file.
+type sectionFile struct {
+	*io.SectionReader
+	f *os.File
+}
+
+func (s sectionFile) Close() error { return s.f.Close() }
 
 // Stat implements backend.Backend. It hashes the file (or finds the hash
 // in the cache), since the version is the content hash.

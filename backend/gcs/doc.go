@@ -43,7 +43,8 @@
 // [backend.ErrPrecondition] like an HTTP 412; 304 Not Modified (a read
 // under ifGenerationNotMatch naming the current generation) is
 // [backend.ErrNotModified], never retryable; 408, 429, 5xx and transport
-// failures are retryable [backend.Error]s; 403 is permanent and names the
+// failures are retryable [backend.Error]s; 416 (a ranged read from at or
+// past the object's end) is [backend.ErrInvalidRange]; 403 is permanent and names the
 // bucket and the IAM permission the operation needs; context errors are
 // returned unchanged. The client library's own retries are switched off,
 // because silt's retry wrapper owns retrying and a conditional write
@@ -59,5 +60,17 @@
 // with [backend.ErrNotSupported] instead of silently deleting. The emulator
 // also ignores read preconditions (ifGenerationMatch and
 // ifGenerationNotMatch alike); Get checks the generation of the response
-// itself, so GetOptions.IfMatch and IfNoneMatch hold there as well.
+// itself, so GetOptions.IfMatch and IfNoneMatch hold there as well. A
+// ranged read under a stale IfMatch whose range lies outside the current
+// object gets 416 from the emulator, which names no generation; Get
+// settles it with one metadata read ([backend.ErrPrecondition] when the
+// generation moved on).
+//
+// # Ranged reads
+//
+// GetOptions.Range is NewRangeReader. ObjectInfo.Size is the reader's
+// Attrs.Size, the whole object's (from Content-Range). A range that GCS
+// cut at the object's end, or an answer from another offset, is refused;
+// at offset 0 the client accepts a whole-object 200 from a store that
+// ignored Range, and Get stops that body at the range's end.
 package gcs

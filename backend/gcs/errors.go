@@ -62,6 +62,9 @@ func classify(c call, err error) error {
 		switch {
 		case ge.Code == http.StatusPreconditionFailed:
 			return precondition()
+		case ge.Code == http.StatusRequestedRangeNotSatisfiable:
+			// A ranged read whose offset is at or past the object's end.
+			return permanent(fmt.Errorf("%w (%w)", backend.ErrInvalidRange, err))
 		case ge.Code == http.StatusNotModified:
 			// A read under ifGenerationNotMatch naming the current
 			// generation: the caller's copy is current.

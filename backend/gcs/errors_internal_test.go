@@ -36,6 +36,8 @@ func TestClassify_Table(t *testing.T) {
 		{"bucket missing", plain, storage.ErrBucketNotExist, nil, false, false},
 		{"412", cond, &googleapi.Error{Code: 412}, backend.ErrPrecondition, false, false},
 		{"304", plain, &googleapi.Error{Code: 304}, backend.ErrNotModified, false, false},
+		// A ranged read whose offset is at or past the object's end.
+		{"416", plain, &googleapi.Error{Code: 416}, backend.ErrInvalidRange, false, false},
 		{"502", plain, &googleapi.Error{Code: 502}, nil, true, false},
 		{"connection reset", plain, &url.Error{Op: "Get", URL: "http://x", Err: syscall.ECONNRESET}, nil, true, false},
 		{"truncated response", plain, io.ErrUnexpectedEOF, nil, true, false},

@@ -182,7 +182,7 @@ func TestEmulator_Delete_IgnoresGenerationMatch(t *testing.T) {
 	e := newEmulator(t)
 	bucket := e.newBucket()
 	ctx := context.Background()
-	b, err := newPortable(ctx, gcs.Config{Bucket: bucket, Client: e.client})
+	b, err := newPortable(ctx, gcs.Config{Bucket: bucket, Client: e.Client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestEmulator_Delete_IgnoresGenerationMatch(t *testing.T) {
 func TestEmulator_Get_IgnoresReadPrecondition(t *testing.T) {
 	e := newEmulator(t)
 	ctx := context.Background()
-	o := e.client.Bucket(e.newBucket()).Object("k")
+	o := e.Client.Bucket(e.newBucket()).Object("k")
 	var gens []int64
 	for _, data := range []string{"one", "two"} {
 		w := o.NewWriter(ctx)
@@ -237,7 +237,7 @@ func TestEmulator_Get_IgnoresReadPrecondition(t *testing.T) {
 func TestEmulator_Get_IgnoresGenerationNotMatch(t *testing.T) {
 	e := newEmulator(t)
 	ctx := context.Background()
-	client, err := storage.NewClient(ctx, option.WithEndpoint(e.srv.URL()+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads())
+	client, err := storage.NewClient(ctx, option.WithEndpoint(e.Server.URL()+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,10 +366,10 @@ func TestBackend_List_PagesAndPrefix(t *testing.T) {
 	bucket := e.newBucket()
 	ctx := context.Background()
 	// An object outside the prefix must never be listed.
-	if err := e.client.Bucket(bucket).Object("other/x").NewWriter(ctx).Close(); err != nil {
+	if err := e.Client.Bucket(bucket).Object("other/x").NewWriter(ctx).Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := newPortable(ctx, gcs.Config{Bucket: bucket, Prefix: "root", Client: e.client})
+	b, err := newPortable(ctx, gcs.Config{Bucket: bucket, Prefix: "root", Client: e.Client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +411,7 @@ func TestBackend_List_PagesAndPrefix(t *testing.T) {
 		t.Fatalf("list with failing fn: %v, want fn's error", err)
 	}
 	// The prefix is applied on the wire, not only stripped from results.
-	if _, err := e.client.Bucket(bucket).Object("root/e").Attrs(ctx); err != nil {
+	if _, err := e.Client.Bucket(bucket).Object("root/e").Attrs(ctx); err != nil {
 		t.Fatalf("object not stored under the prefix: %v", err)
 	}
 }

@@ -39,7 +39,7 @@ func TestOpen_EmulatorHost(t *testing.T) {
 		t.Error("ConditionalDelete claimed against an emulator that ignores it")
 	}
 	info := mustPut(t, b, "k", "v", backend.Cond{IfAbsent: true})
-	a, err := e.client.Bucket(bucket).Object("some/prefix/k").Attrs(ctx)
+	a, err := e.Client.Bucket(bucket).Object("some/prefix/k").Attrs(ctx)
 	if err != nil || string(info.Version) != strings.TrimSpace(itoa(a.Generation)) {
 		t.Fatalf("object under prefix: %+v %v; put version %s", a, err, info.Version)
 	}

@@ -97,7 +97,7 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 	}
 	data := o.data
 	if r := opts.Range; r != nil {
-		if r.Offset < 0 || r.Length < 1 || r.End() > int64(len(data)) {
+		if !r.Within(int64(len(data))) {
 			return nil, info(key, o), &backend.Error{Op: "get", Key: key, Err: backend.ErrInvalidRange}
 		}
 		data = data[r.Offset:r.End()]

@@ -44,12 +44,25 @@
 //     carried If-Match, where AWS answers 404 for a missing key and the
 //     contract says [backend.ErrPrecondition].
 //   - 404 NoSuchBucket is permanent: silt never creates buckets.
+//   - 416 InvalidRange (a ranged GET from at or past the object's end, or
+//     any range of an empty object) is [backend.ErrInvalidRange].
 //   - 409 ConditionalRequestConflict, 429, 408, 5xx (but 501) and transport
 //     failures are retryable ([backend.IsRetryable]); 501 NotImplemented
 //     wraps [backend.ErrNotSupported].
 //   - 403 is permanent, with a message naming the bucket and the IAM
 //     action the operation needs.
 //   - A cancelled or expired context is returned unchanged.
+//
+// # Ranged reads
+//
+// GetOptions.Range sends Range: bytes=first-last. The answer's
+// ContentLength is the range's; ObjectInfo.Size is the total of its
+// Content-Range (bytes a-b/total), and an answer holding other bytes than
+// asked for (a range cut at the object's end included) is refused. A
+// store that ignores Range answers 200 with the whole object and no
+// Content-Range; Get then skips to the offset and stops at the range's
+// end, so the caller still gets exactly the range, at the cost of
+// downloading the object up to it.
 //
 // The SDK makes one attempt per request (Config.MaxAttempts): retries
 // belong to backend.Retry, which never repeats a precondition failure and
@@ -59,7 +72,10 @@
 //
 // gofakes3 (in-process, used by this package's tests) deviates from AWS:
 // it ignores If-Match on DELETE (so its tests set DisableConditionalDelete),
-// on GET (Get checks the response ETag itself, so this is harmless) and on
+// on GET (Get checks the response ETag itself, so this is harmless; a
+// ranged GET under a stale If-Match whose range lies outside the current
+// object gets 416, with no ETag, and Get settles it with one HEAD:
+// [backend.ErrPrecondition] when the version moved on) and on
 // CompleteMultipartUpload; its multipart completion returns an ETag that
 // differs from the stored object's (a later If-Match with it fails safe);
 // it answers If-Match on a missing key with 412 rather than 404; and it
@@ -71,6 +87,11 @@
 // ignores If-Match on CompleteMultipartUpload. Otherwise both behave like
 // AWS; CI runs the conformance suite against both (.ci/run), and
 // README.md ("Testing your store") explains how to run it against any store.
+//
+// Range on GET is honoured like AWS by gofakes3, versitygw v1.8.0 and moto
+// (the conformance suite's ranged checks, measured): 206 with
+// Content-Range, a range past the end cut at the end, 416 from at or past
+// the end.
 //
 // If-None-Match on GET (GetOptions.IfNoneMatch) is honoured with 304 by
 // gofakes3, versitygw v1.8.0 and moto alike (measured). Get still compares

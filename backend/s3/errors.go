@@ -79,6 +79,10 @@ func (b *Backend) classify(op, key string, err error) error {
 	switch {
 	case status == http.StatusPreconditionFailed:
 		return wrap(backend.ErrPrecondition)
+	case status == http.StatusRequestedRangeNotSatisfiable || code == "InvalidRange":
+		// A ranged GET whose offset is at or past the object's end (AWS
+		// also answers so for any range of an empty object).
+		return wrap(backend.ErrInvalidRange)
 	case status == http.StatusNotModified:
 		// GET with If-None-Match naming the current ETag: the caller's
 		// copy is current. No body was sent; nothing to retry.

@@ -68,6 +68,10 @@ var (
 		_, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{IfNoneMatch: `"v1"`}, 0)
 		return err
 	}
+	getRange = func(ctx context.Context, b backend.Backend) error {
+		_, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{Range: &backend.Range{Offset: 10, Length: 5}}, 0)
+		return err
+	}
 	statPlain = func(ctx context.Context, b backend.Backend) error {
 		_, err := b.Stat(ctx, "k")
 		return err
@@ -108,6 +112,10 @@ func TestBackend_Classify_ScriptedStatuses(t *testing.T) {
 		// no body.
 		{name: "304 on GET If-None-Match is not-modified", call: getIfNoneMatch, status: 304, code: "NotModified", is: backend.ErrNotModified, isNot: backend.ErrPrecondition},
 		{name: "404 on GET If-None-Match is not-exist", call: getIfNoneMatch, status: 404, code: "NoSuchKey", is: backend.ErrNotExist, isNot: backend.ErrPrecondition},
+		// A range at or past the object's end (any range of an empty
+		// object on AWS).
+		{name: "416 InvalidRange on a ranged GET is invalid-range", call: getRange, status: 416, code: "InvalidRange", is: backend.ErrInvalidRange, isNot: backend.ErrNotExist},
+		{name: "404 on ranged GET is not-exist", call: getRange, status: 404, code: "NoSuchKey", is: backend.ErrNotExist, isNot: backend.ErrInvalidRange},
 		{name: "404 on plain GET is not-exist", call: getPlain, status: 404, code: "NoSuchKey", is: backend.ErrNotExist, isNot: backend.ErrPrecondition},
 		{name: "404 on HEAD (no body) is not-exist", call: statPlain, status: 404, is: backend.ErrNotExist},
 		{name: "404 NoSuchBucket is bucket-not-found, not not-exist", call: getPlain, status: 404, code: "NoSuchBucket", is: backend.ErrBucketNotFound, isNot: backend.ErrNotExist, mentions: []string{`bucket "scripted"`, "does not exist", "127.0.0.1"}},

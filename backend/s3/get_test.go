@@ -29,7 +29,7 @@ func TestBackend_Get_IfNoneMatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t)
-			target, err := url.Parse(f.url)
+			target, err := url.Parse(f.URL)
 			if err != nil {
 				t.Fatal(err)
 			}

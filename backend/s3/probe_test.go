@@ -43,7 +43,7 @@ func TestBackend_Gofakes3ClaimingConditionalDelete_ProbeReportsIt(t *testing.T) 
 // the probe can tell.
 func TestBackend_HeaderStrippingProxy_ProbeReportsIgnoredConditions(t *testing.T) {
 	f := newFake(t)
-	target, err := url.Parse(f.url)
+	target, err := url.Parse(f.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package s3_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/internal/silttest"
@@ -113,28 +111,7 @@ func TestOpen_S3TransientFailures_PullLikeReadsSucceed(t *testing.T) {
 func TestOpen_S3HeldOpenSocket_FailsWithinDeadlineNamingEndpoint(t *testing.T) {
 	addr := silttest.HeldOpen(t)
 	b := openURL(t, "http://"+addr, "&timeout=200ms")
-	for name, call := range map[string]func(ctx context.Context) error{
-		"Get": func(ctx context.Context) error {
-			_, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{}, 0)
-			return err
-		},
-		"Stat": func(ctx context.Context) error { _, err := b.Stat(ctx, "k"); return err },
-		"List": func(ctx context.Context) error {
-			return b.List(ctx, "", backend.ListOptions{}, func([]backend.ObjectInfo) error { return nil })
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			start := time.Now()
-			err := call(t.Context())
-			// Four attempts of 200 ms plus at most 700 ms of backoff.
-			if took := time.Since(start); took > 5*time.Second {
-				t.Errorf("took %v, want well under 5s", took)
-			}
-			if !errors.Is(err, backend.ErrTimeout) || !strings.Contains(err.Error(), addr) {
-				t.Fatalf("err = %v, want a timeout naming %s", err, addr)
-			}
-		})
-	}
+	silttest.WantTimeoutEachVerb(t, b, addr)
 }
 
 func TestOpen_S3NoCredentials_SaysWhereSiltLooked(t *testing.T) {

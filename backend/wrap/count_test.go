@@ -9,6 +9,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/internal/silttest"
 )
 
 func TestCounting_EachVerb_OneRequest(t *testing.T) {
@@ -22,6 +23,11 @@ func TestCounting_EachVerb_OneRequest(t *testing.T) {
 			_, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{}, 0)
 			return err
 		}, wrap.Counts{Get: 1, BytesDown: 5}},
+		// A ranged Get is one Get, and only the range comes down.
+		{"ranged get", func(b backend.Backend) error {
+			_, _, err := backend.ReadAll(ctx, b, "k", backend.GetOptions{Range: &backend.Range{Offset: 1, Length: 3}}, 0)
+			return err
+		}, wrap.Counts{Get: 1, BytesDown: 3}},
 		{"put", func(b backend.Backend) error {
 			_, err := backend.PutBytes(ctx, b, "new", []byte("abc"), backend.Cond{})
 			return err
@@ -36,7 +42,7 @@ func TestCounting_EachVerb_OneRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := mem.New()
-			put(t, m, "k", "hello")
+			silttest.Put(t, m, "k", "hello")
 			c := wrap.Count(m)
 			if err := tt.op(c); err != nil {
 				t.Fatal(err)
@@ -66,8 +72,8 @@ func TestCounting_List_OneRequestPerPage(t *testing.T) {
 		{25, 10, "d/k1", 1}, // prefix narrows to k10..k19
 	}
 	for _, tt := range tests {
-		c := wrap.Count(fill(t, tt.n))
-		if _, _, err := listPages(c, tt.prefix, tt.pageSize); err != nil {
+		c := wrap.Count(silttest.Fill(t, tt.n))
+		if _, _, err := silttest.ListPages(c, tt.prefix, tt.pageSize); err != nil {
 			t.Fatal(err)
 		}
 		if got := c.Counts(); got != (wrap.Counts{List: tt.want}) {
@@ -119,12 +125,12 @@ func TestCounting_InvalidKey_NotCounted(t *testing.T) {
 func TestCounting_Log_RecordsVerbAndKeyInOrder(t *testing.T) {
 	ctx := context.Background()
 	c := wrap.Count(mem.New())
-	put(t, c, "a", "1")
+	silttest.Put(t, c, "a", "1")
 	if _, err := backend.PutBytes(ctx, c, "b", []byte("2"), backend.Cond{IfAbsent: true}); err != nil {
 		t.Fatal(err)
 	}
-	read(t, c, "a")
-	if _, _, err := listPages(c, "", 1); err != nil {
+	silttest.Read(t, c, "a")
+	if _, _, err := silttest.ListPages(c, "", 1); err != nil {
 		t.Fatal(err)
 	}
 	want := []wrap.Request{
@@ -138,7 +144,7 @@ func TestCounting_Log_RecordsVerbAndKeyInOrder(t *testing.T) {
 
 func TestCounting_Reset_ZeroesCountsAndLog(t *testing.T) {
 	c := wrap.Count(mem.New())
-	put(t, c, "a", "1")
+	silttest.Put(t, c, "a", "1")
 	c.Reset()
 	if got := c.Counts(); got != (wrap.Counts{}) {
 		t.Errorf("counts after Reset = %+v", got)
@@ -146,7 +152,7 @@ func TestCounting_Reset_ZeroesCountsAndLog(t *testing.T) {
 	if got := c.Log(); len(got) != 0 {
 		t.Errorf("log after Reset = %v", got)
 	}
-	read(t, c, "a")
+	silttest.Read(t, c, "a")
 	if got := c.Counts(); got != (wrap.Counts{Get: 1, BytesDown: 1}) {
 		t.Errorf("counts = %+v, want one Get", got)
 	}
@@ -154,10 +160,10 @@ func TestCounting_Reset_ZeroesCountsAndLog(t *testing.T) {
 
 func TestCounts_Sub_CostOfOneOperation(t *testing.T) {
 	c := wrap.Count(mem.New())
-	put(t, c, "a", "12")
+	silttest.Put(t, c, "a", "12")
 	before := c.Counts()
-	read(t, c, "a")
-	put(t, c, "b", "345")
+	silttest.Read(t, c, "a")
+	silttest.Put(t, c, "b", "345")
 	got := c.Counts().Sub(before)
 	if want := (wrap.Counts{Get: 1, Put: 1, BytesDown: 2, BytesUp: 3}); got != want {
 		t.Errorf("Sub = %+v, want %+v", got, want)

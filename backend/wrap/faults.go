@@ -233,7 +233,13 @@ func (f *Faulty) Get(ctx context.Context, key string, opts backend.GetOptions) (
 		// A body fault needs a body; the store's own failure stands.
 		return rc, info, err
 	}
-	return &faultyBody{rc: rc, at: info.Size / 2, fault: *ft}, info, nil
+	// ObjectInfo.Size is the whole object's; a ranged body is only the
+	// range, and is damaged in its own middle.
+	n := info.Size
+	if opts.Range != nil {
+		n = opts.Range.Length
+	}
+	return &faultyBody{rc: rc, at: n / 2, fault: *ft}, info, nil
 }
 
 // faultyBody damages a Get body at offset at, the middle, where a check

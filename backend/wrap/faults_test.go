@@ -12,6 +12,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/internal/silttest"
 )
 
 func condPut(b backend.Backend, key, data string) error {
@@ -25,7 +26,7 @@ func TestFaulty_Nth_FailsOnlyThatMatchingRequest(t *testing.T) {
 	f.Add(wrap.Rule{Verb: wrap.VerbCondPut, KeyPrefix: ".silt/", Nth: 3})
 	for i := 1; i <= 5; i++ {
 		// Requests the rule does not select must not advance its count.
-		put(t, f, fmt.Sprintf(".silt/plain%d", i), "p")
+		silttest.Put(t, f, fmt.Sprintf(".silt/plain%d", i), "p")
 		if err := condPut(f, fmt.Sprintf("data/%d", i), "d"); err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +34,7 @@ func TestFaulty_Nth_FailsOnlyThatMatchingRequest(t *testing.T) {
 		err := condPut(f, key, "x")
 		exists, _ := backend.Exists(context.Background(), m, key)
 		if i == 3 {
-			wantRetryable(t, err, wrap.ErrInjected)
+			silttest.WantRetryable(t, err, wrap.ErrInjected)
 			if exists {
 				t.Errorf("%s written despite FailBefore", key)
 			}
@@ -59,7 +60,7 @@ func TestFaulty_Times_FailsARun(t *testing.T) {
 		{2, 3, ".xxx."},
 	}
 	for _, tt := range tests {
-		f := wrap.Faults(fill(t, 1))
+		f := wrap.Faults(silttest.Fill(t, 1))
 		f.Add(wrap.Rule{Verb: wrap.VerbStat, Nth: tt.nth, Times: tt.times})
 		var got strings.Builder
 		for range 5 {
@@ -80,27 +81,27 @@ func TestFaulty_FailAfter_ObjectWrittenAckLost(t *testing.T) {
 	f := wrap.Faults(m)
 	f.Add(wrap.Rule{Verb: wrap.VerbCondPut, Mode: wrap.FailAfter})
 	err := condPut(f, ".silt/manifest", "v1")
-	wantRetryable(t, err, wrap.ErrInjected)
-	if got := read(t, m, ".silt/manifest"); got != "v1" {
+	silttest.WantRetryable(t, err, wrap.ErrInjected)
+	if got := silttest.Read(t, m, ".silt/manifest"); got != "v1" {
 		t.Errorf("stored %q, want the write applied", got)
 	}
 }
 
 func TestFaulty_FailAfter_FailedWriteStillReportsInjected(t *testing.T) {
 	m := mem.New()
-	put(t, m, "k", "old")
+	silttest.Put(t, m, "k", "old")
 	f := wrap.Faults(m)
 	f.Add(wrap.Rule{Verb: wrap.VerbCondPut, Mode: wrap.FailAfter})
 	// The write fails its precondition, but the caller never learns that.
-	wantRetryable(t, condPut(f, "k", "new"), wrap.ErrInjected)
-	if got := read(t, m, "k"); got != "old" {
+	silttest.WantRetryable(t, condPut(f, "k", "new"), wrap.ErrInjected)
+	if got := silttest.Read(t, m, "k"); got != "old" {
 		t.Errorf("k = %q, want old", got)
 	}
 }
 
 func TestFaulty_CustomErr_ReturnedAsIs(t *testing.T) {
 	boom := backend.Permanent("delete", "k", errors.New("boom"))
-	m := fill(t, 1)
+	m := silttest.Fill(t, 1)
 	f := wrap.Faults(m)
 	f.Add(wrap.Rule{Verb: wrap.VerbDelete, Err: boom, Mode: wrap.FailAfter})
 	if err := f.Delete(context.Background(), "d/k00", backend.Cond{}); err != boom {
@@ -112,7 +113,7 @@ func TestFaulty_CustomErr_ReturnedAsIs(t *testing.T) {
 }
 
 func TestFaulty_Match_NarrowsSelection(t *testing.T) {
-	f := wrap.Faults(fill(t, 3))
+	f := wrap.Faults(silttest.Fill(t, 3))
 	f.Add(wrap.Rule{Match: func(v wrap.Verb, key string) bool { return strings.HasSuffix(key, "1") }})
 	for _, key := range []string{"d/k00", "d/k01", "d/k02"} {
 		_, err := f.Stat(context.Background(), key)
@@ -138,7 +139,7 @@ func TestFaulty_BodyModes_DamageGet(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode.String(), func(t *testing.T) {
 			m := mem.New()
-			want := put(t, m, "k", content)
+			want := silttest.Put(t, m, "k", content)
 			f := wrap.Faults(m)
 			f.Add(wrap.Rule{Verb: wrap.VerbGet, Mode: tt.mode})
 			rc, info, err := f.Get(context.Background(), "k", backend.GetOptions{})
@@ -152,11 +153,52 @@ func TestFaulty_BodyModes_DamageGet(t *testing.T) {
 			// One byte at a time, to cross the damaged offset mid-read.
 			got, err := io.ReadAll(io.LimitReader(oneByte{rc}, 100))
 			if tt.wantErr {
-				wantRetryable(t, err, wrap.ErrInjected)
+				silttest.WantRetryable(t, err, wrap.ErrInjected)
 			} else if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, tt.want) {
+				t.Errorf("body = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFaulty_BodyModes_DamageRangedGetInItsMiddle: a ranged body is the
+// range, not the object ObjectInfo describes, so the damage lands in the
+// range's own middle (not past its end, where nothing would notice).
+func TestFaulty_BodyModes_DamageRangedGetInItsMiddle(t *testing.T) {
+	const content = "0123456789abcdefghij"
+	r := backend.Range{Offset: 10, Length: 6} // "abcdef"
+	for _, tt := range []struct {
+		mode    wrap.Mode
+		want    string
+		wantErr bool
+	}{
+		{wrap.CorruptBody, "abc\x9bef", false},
+		{wrap.TruncateBody, "abc", false},
+		{wrap.BreakBody, "abc", true},
+	} {
+		t.Run(tt.mode.String(), func(t *testing.T) {
+			m := mem.New()
+			silttest.Put(t, m, "k", content)
+			f := wrap.Faults(m)
+			f.Add(wrap.Rule{Verb: wrap.VerbGet, Mode: tt.mode})
+			rc, info, err := f.Get(context.Background(), "k", backend.GetOptions{Range: &r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			if info.Size != int64(len(content)) {
+				t.Errorf("info.Size = %d, want the whole object's %d", info.Size, len(content))
+			}
+			got, err := io.ReadAll(oneByte{rc})
+			if tt.wantErr {
+				silttest.WantRetryable(t, err, wrap.ErrInjected)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
 				t.Errorf("body = %q, want %q", got, tt.want)
 			}
 		})
@@ -170,10 +212,10 @@ func (o oneByte) Read(p []byte) (int, error) { return o.r.Read(p[:min(len(p), 1)
 
 func TestFaulty_List_FailsChosenPage(t *testing.T) {
 	for _, mode := range []wrap.Mode{wrap.FailBefore, wrap.FailAfter} {
-		f := wrap.Faults(fill(t, 7))
+		f := wrap.Faults(silttest.Fill(t, 7))
 		f.Add(wrap.Rule{Verb: wrap.VerbList, Nth: 2, Mode: mode})
-		pages, keys, err := listPages(f, "d/", 3)
-		wantRetryable(t, err, wrap.ErrInjected)
+		pages, keys, err := silttest.ListPages(f, "d/", 3)
+		silttest.WantRetryable(t, err, wrap.ErrInjected)
 		if pages != 1 || keys != 3 {
 			t.Errorf("%v: fn saw %d pages, %d keys; want only the first page", mode, pages, keys)
 		}
@@ -189,8 +231,8 @@ func TestFaulty_List_EmptyListingIsOneRequest(t *testing.T) {
 		c := wrap.Count(mem.New())
 		f := wrap.Faults(c)
 		f.Add(wrap.Rule{Verb: wrap.VerbList, Mode: tt.mode})
-		_, _, err := listPages(f, "", 0)
-		wantRetryable(t, err, wrap.ErrInjected)
+		_, _, err := silttest.ListPages(f, "", 0)
+		silttest.WantRetryable(t, err, wrap.ErrInjected)
 		if got := c.Counts().List; got != tt.sent {
 			t.Errorf("%v: inner List requests = %d, want %d", tt.mode, got, tt.sent)
 		}
@@ -207,7 +249,7 @@ func TestFaulty_EveryRequestIndex_FailsOperation(t *testing.T) {
 		if err := condPut(b, ".silt/manifest", "m"); err != nil {
 			return err
 		}
-		_, _, err := listPages(b, "", 1)
+		_, _, err := silttest.ListPages(b, "", 1)
 		return err
 	}
 	f := wrap.Faults(mem.New())
@@ -221,7 +263,7 @@ func TestFaulty_EveryRequestIndex_FailsOperation(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		f := wrap.Faults(mem.New())
 		f.Add(wrap.Rule{Nth: i})
-		wantRetryable(t, op(f), wrap.ErrInjected)
+		silttest.WantRetryable(t, op(f), wrap.ErrInjected)
 		if f.Fired() != 1 || len(f.Requests()) != i {
 			t.Errorf("index %d: fired %d after %d requests", i, f.Fired(), len(f.Requests()))
 		}
@@ -229,7 +271,7 @@ func TestFaulty_EveryRequestIndex_FailsOperation(t *testing.T) {
 }
 
 func TestFaulty_Reset_ClearsRulesAndLog(t *testing.T) {
-	f := wrap.Faults(fill(t, 1))
+	f := wrap.Faults(silttest.Fill(t, 1))
 	f.Add(wrap.Rule{})
 	if _, err := f.Stat(context.Background(), "d/k00"); err == nil {
 		t.Fatal("rule did not fire")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/internal/silttest"
 )
 
 // verbOps sends one request of each verb through b.
@@ -37,8 +38,8 @@ func verbOps(ctx context.Context) map[wrap.Verb]func(b backend.Backend) error {
 func TestLatency_ContextDoneDuringDelay_NothingSent(t *testing.T) {
 	for verb := range verbOps(context.Background()) {
 		t.Run(string(verb), func(t *testing.T) {
-			m := fill(t, 0)
-			put(t, m, "k", "old")
+			m := silttest.Fill(t, 0)
+			silttest.Put(t, m, "k", "old")
 			c := wrap.Count(m)
 			// An hour-long delay: only the context can end the wait.
 			l := wrap.Latency(c, wrap.LatencyConfig{Delay: time.Hour})
@@ -51,7 +52,7 @@ func TestLatency_ContextDoneDuringDelay_NothingSent(t *testing.T) {
 			if got := c.Counts(); got != (wrap.Counts{}) {
 				t.Errorf("requests sent = %+v, want none", got)
 			}
-			if got := read(t, m, "k"); got != "old" {
+			if got := silttest.Read(t, m, "k"); got != "old" {
 				t.Errorf("k = %q, want it untouched", got)
 			}
 		})
@@ -61,7 +62,7 @@ func TestLatency_ContextDoneDuringDelay_NothingSent(t *testing.T) {
 func TestLatency_CancelledContext_NothingSent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	m := fill(t, 0)
+	m := silttest.Fill(t, 0)
 	c := wrap.Count(m)
 	l := wrap.Latency(c, wrap.LatencyConfig{Delay: time.Hour})
 	if _, err := l.Put(ctx, "k", strings.NewReader("x"), 1, backend.Cond{}); !errors.Is(err, context.Canceled) {
@@ -74,7 +75,7 @@ func TestLatency_CancelledContext_NothingSent(t *testing.T) {
 
 func TestLatency_Delay_AppliedBeforeRequest(t *testing.T) {
 	const d = 5 * time.Millisecond
-	c := wrap.Count(fill(t, 1))
+	c := wrap.Count(silttest.Fill(t, 1))
 	l := wrap.Latency(c, wrap.LatencyConfig{Delay: d})
 	start := time.Now()
 	if _, err := l.Stat(context.Background(), "d/k00"); err != nil {
@@ -90,9 +91,9 @@ func TestLatency_Delay_AppliedBeforeRequest(t *testing.T) {
 
 func TestLatency_List_DelayPerPage(t *testing.T) {
 	const d = 5 * time.Millisecond
-	l := wrap.Latency(fill(t, 7), wrap.LatencyConfig{PerVerb: map[wrap.Verb]time.Duration{wrap.VerbList: d}})
+	l := wrap.Latency(silttest.Fill(t, 7), wrap.LatencyConfig{PerVerb: map[wrap.Verb]time.Duration{wrap.VerbList: d}})
 	start := time.Now()
-	pages, keys, err := listPages(l, "d/", 3)
+	pages, keys, err := silttest.ListPages(l, "d/", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestLatency_List_DelayPerPage(t *testing.T) {
 }
 
 func TestLatency_PerVerb_OverridesDelay(t *testing.T) {
-	m := fill(t, 1)
+	m := silttest.Fill(t, 1)
 	// Stat waits an hour, Get not at all: if the override leaked to Get,
 	// the Get below would hit the deadline.
 	l := wrap.Latency(m, wrap.LatencyConfig{
@@ -123,7 +124,7 @@ func TestLatency_PerVerb_OverridesDelay(t *testing.T) {
 }
 
 func TestLatency_Unwrap_ReturnsInner(t *testing.T) {
-	m := fill(t, 0)
+	m := silttest.Fill(t, 0)
 	l := wrap.Latency(m, wrap.LatencyConfig{})
 	if u, ok := l.(backend.Unwrapper); !ok || u.Unwrap() != m {
 		t.Fatalf("Unwrap does not return the inner backend")

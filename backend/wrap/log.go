@@ -55,6 +55,8 @@ func outcome(err error) string {
 		return "not_exist"
 	case errors.Is(err, backend.ErrPrecondition):
 		return "precondition_failed"
+	case errors.Is(err, backend.ErrInvalidRange):
+		return "invalid_range"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "cancelled"
 	}
@@ -80,13 +82,17 @@ func (g *logging) Get(ctx context.Context, key string, opts backend.GetOptions) 
 	if !g.enabled(ctx) {
 		return g.Backend.Get(ctx, key, opts)
 	}
+	var extra []slog.Attr
+	if r := opts.Range; r != nil {
+		extra = []slog.Attr{slog.Int64("offset", r.Offset), slog.Int64("length", r.Length)}
+	}
 	start := time.Now()
 	rc, info, err := g.Backend.Get(ctx, key, opts)
 	if err != nil {
-		g.record(ctx, VerbGet, key, start, 0, err)
+		g.record(ctx, VerbGet, key, start, 0, err, extra...)
 		return rc, info, err
 	}
-	return &loggedBody{ReadCloser: rc, done: func(n int64, rerr error) { g.record(ctx, VerbGet, key, start, n, rerr) }}, info, nil
+	return &loggedBody{ReadCloser: rc, done: func(n int64, rerr error) { g.record(ctx, VerbGet, key, start, n, rerr, extra...) }}, info, nil
 }
 
 // loggedBody records a Get when its reader is closed, with the bytes read.

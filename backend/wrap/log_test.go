@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -50,6 +51,41 @@ func TestLog_EachRequest_OneRecordWithVerbKeyStatusBytesAttempt(t *testing.T) {
 		r := recs[i]
 		if r["msg"] != "request" || r["verb"] != w.verb || r["key"] != w.key || r["status"] != w.status || r["bytes"] != w.bytes || r["attempt"] != w.attempt || r["duration"] == nil {
 			t.Errorf("record %d = %v, want %+v", i, r, w)
+		}
+	}
+}
+
+func TestLog_RangedGet_RecordsOffsetLengthAndOutcome(t *testing.T) {
+	var buf bytes.Buffer
+	l := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	m := mem.New()
+	if _, err := backend.PutBytes(context.Background(), m, "k", []byte("0123456789"), backend.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	b := wrap.Log(m, l)
+	if _, _, err := backend.ReadAll(context.Background(), b, "k", backend.GetOptions{Range: &backend.Range{Offset: 2, Length: 5}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Get(context.Background(), "k", backend.GetOptions{Range: &backend.Range{Offset: 10, Length: 1}}); !errors.Is(err, backend.ErrInvalidRange) {
+		t.Fatalf("range at the end: err = %v, want ErrInvalidRange", err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []map[string]any{
+		{"status": "ok", "bytes": 5.0, "offset": 2.0, "length": 5.0},
+		{"status": "invalid_range", "bytes": 0.0, "offset": 10.0, "length": 1.0},
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d records, want %d:\n%s", len(lines), len(want), buf.String())
+	}
+	for i, line := range lines {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		for k, v := range want[i] {
+			if r[k] != v {
+				t.Errorf("record %d: %s = %v, want %v (%s)", i, k, r[k], v, line)
+			}
 		}
 	}
 }

@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -28,6 +27,7 @@ import (
 	_ "github.com/siltsync/silt/backend/mem"
 	_ "github.com/siltsync/silt/backend/s3"
 	"github.com/siltsync/silt/conformance"
+	"github.com/siltsync/silt/conformance/check"
 )
 
 func main() {
@@ -63,13 +63,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer b.Close()
-	scratch := "silt-conformance-" + rand.Text()[:12] + "/"
-	n := 0
+	scratch := check.NewScratch(b)
 	results := []result{}
-	failed := conformance.RunLiveModel(ctx, func() (backend.Backend, error) {
-		n++
-		return noClose{backend.Prefixed(b, fmt.Sprintf("%s%04d", scratch, n))}, nil
-	}, conformance.ModelBudget{}, func(name string, passed, skipped bool, msg string) {
+	failed := conformance.RunLiveModel(ctx, scratch.Next, conformance.ModelBudget{}, func(name string, passed, skipped bool, msg string) {
 		results = append(results, result{name, passed, skipped, msg})
 		if *asJSON {
 			return
@@ -84,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 	})
-	cleanErr := removePrefix(context.WithoutCancel(ctx), b, scratch)
+	cleanErr := scratch.Remove(ctx)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
@@ -93,36 +89,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%d checks, %d failed\n", len(results), failed)
 	}
 	if cleanErr != nil {
-		fmt.Fprintf(stderr, "silt-conformance: clean up %s: %v\n", scratch, cleanErr)
+		fmt.Fprintf(stderr, "silt-conformance: %v\n", cleanErr)
 		return 1
 	}
 	if failed > 0 {
 		return 1
 	}
 	return 0
-}
-
-// noClose keeps the per-sequence scratch views from closing the store.
-type noClose struct{ backend.Backend }
-
-func (noClose) Close() error { return nil }
-
-// removePrefix deletes every key under prefix.
-func removePrefix(ctx context.Context, b backend.Backend, prefix string) error {
-	var keys []string
-	err := b.List(ctx, prefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
-		for _, o := range page {
-			keys = append(keys, o.Key)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if err := b.Delete(ctx, k, backend.Cond{}); err != nil {
-			return err
-		}
-	}
-	return nil
 }

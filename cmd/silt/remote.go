@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -295,8 +294,7 @@ var conformanceCmd = &command{
 			return err
 		}
 		defer b.Close()
-		scratch := "silt-conformance-" + rand.Text()[:12] + "/"
-		n := 0
+		scratch := check.NewScratch(b)
 		type result struct {
 			Name    string `json:"name"`
 			Passed  bool   `json:"passed"`
@@ -304,10 +302,7 @@ var conformanceCmd = &command{
 			Message string `json:"message,omitempty"`
 		}
 		results := []result{}
-		failed := check.RunLive(ctx, func() (backend.Backend, error) {
-			n++
-			return noClose{backend.Prefixed(b, fmt.Sprintf("%s%03d", scratch, n))}, nil
-		}, func(name string, passed, skipped bool, msg string) {
+		failed := check.RunLive(ctx, scratch.Next, func(name string, passed, skipped bool, msg string) {
 			results = append(results, result{name, passed, skipped, msg})
 			status := map[bool]string{true: "PASS", false: "FAIL"}[passed]
 			if skipped {
@@ -319,41 +314,16 @@ var conformanceCmd = &command{
 			}
 			c.printf("\n")
 		})
-		cleanErr := removePrefix(context.WithoutCancel(ctx), b, scratch)
+		cleanErr := scratch.Remove(ctx)
 		_ = c.result(map[string]any{"op": "conformance", "url": pos[0], "checks": results, "failed": failed}, func() {
 			c.printf("%d checks, %d failed\n", len(results), failed)
 		})
 		if cleanErr != nil {
-			return fmt.Errorf("conformance %s: clean up %s: %w", pos[0], scratch, cleanErr)
+			return fmt.Errorf("conformance %s: %w", pos[0], cleanErr)
 		}
 		if failed > 0 {
 			return fmt.Errorf("conformance %s: %d of %d checks failed", pos[0], failed, len(results))
 		}
 		return nil
 	},
-}
-
-// noClose keeps the shared bucket open when a check closes its backend.
-type noClose struct{ backend.Backend }
-
-func (noClose) Close() error { return nil }
-
-// removePrefix deletes every object under prefix.
-func removePrefix(ctx context.Context, b backend.Backend, prefix string) error {
-	var keys []string
-	err := b.List(ctx, prefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
-		for _, o := range page {
-			keys = append(keys, o.Key)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if err := b.Delete(ctx, k, backend.Cond{}); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -46,7 +46,7 @@ type Check struct {
 // returns every store.
 func All() []Check {
 	var all []Check
-	for _, group := range [][]Check{basicChecks, conditionalGetChecks, listChecks, createChecks, casChecks, deleteChecks, cancelChecks, keyChecks, condChecks} {
+	for _, group := range [][]Check{basicChecks, conditionalGetChecks, rangeChecks, listChecks, createChecks, casChecks, deleteChecks, cancelChecks, keyChecks, condChecks} {
 		all = append(all, group...)
 	}
 	return all

@@ -139,6 +139,53 @@ func (b notModifiedAlways) Get(ctx context.Context, key string, opts backend.Get
 	return b.Backend.Get(ctx, key, opts)
 }
 
+// ignoresRange reads every object in full, as a store that drops the
+// Range header would.
+type ignoresRange struct{ backend.Backend }
+
+func (b ignoresRange) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
+	opts.Range = nil
+	return b.Backend.Get(ctx, key, opts)
+}
+
+// sizeIsRangeLength reports the range's length as the object's size, the
+// mistake of taking S3's ContentLength for a ranged GET.
+type sizeIsRangeLength struct{ backend.Backend }
+
+func (b sizeIsRangeLength) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
+	rc, info, err := b.Backend.Get(ctx, key, opts)
+	if err == nil && opts.Range != nil {
+		info.Size = opts.Range.Length
+	}
+	return rc, info, err
+}
+
+// cutsRangeAtEnd serves a range that ends past the object with the bytes
+// up to its end, as S3 and GCS answer such a request (206).
+type cutsRangeAtEnd struct{ backend.Backend }
+
+func (b cutsRangeAtEnd) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
+	if r := opts.Range; r != nil {
+		if st, err := b.Backend.Stat(ctx, key); err == nil && r.Offset < st.Size && r.End() > st.Size {
+			opts.Range = &backend.Range{Offset: r.Offset, Length: st.Size - r.Offset}
+		}
+	}
+	return b.Backend.Get(ctx, key, opts)
+}
+
+// rangeBeforeIfMatch judges the range before IfMatch, as an emulator that
+// ignores If-Match on GET answers 416 for a stale version.
+type rangeBeforeIfMatch struct{ backend.Backend }
+
+func (b rangeBeforeIfMatch) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
+	if r := opts.Range; r != nil {
+		if st, err := b.Backend.Stat(ctx, key); err == nil && !r.Within(st.Size) {
+			return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key, Err: backend.ErrInvalidRange}
+		}
+	}
+	return b.Backend.Get(ctx, key, opts)
+}
+
 // dropsCondWrites reports success for a conditional Put without storing it.
 type dropsCondWrites struct{ backend.Backend }
 
@@ -246,6 +293,17 @@ func TestChecks_BrokenBackend_Fails(t *testing.T) {
 		{"List_PageSizeDoesNotDivideCount_EveryObjectOnce", ignoresPageSize{mem.New()}},
 		{"List_SpecialCharacterKeys_StrictByteOrder", sortsUTF16{mem.New()}},
 		{"Keys_Invalid_RejectedByEveryVerbBeforeIO", readsBodyFirst{mem.New()}},
+		// A store that ignores Range is caught behind backend.Portable
+		// (which cuts the body at the range's length) wherever the
+		// offset is not 0, and bare at every offset.
+		{"Get_RangeMiddle_ReturnsThoseBytes", backend.Portable(ignoresRange{mem.New()})},
+		{"Get_RangeLastByte_ReturnsThatByte", backend.Portable(ignoresRange{mem.New()})},
+		{"Get_RangeAcrossLargeObject_ReturnsThoseBytes", backend.Portable(ignoresRange{mem.New()})},
+		{"Get_RangeFirstByte_ReturnsThatByte", ignoresRange{mem.New()}},
+		{"Get_RangeMiddle_ReturnsThoseBytes", sizeIsRangeLength{mem.New()}},
+		{"Get_RangeIfMatchCurrentVersion_ReturnsTheRange", sizeIsRangeLength{mem.New()}},
+		{"Get_RangeOnePastTheEnd_IsErrInvalidRange", cutsRangeAtEnd{mem.New()}},
+		{"Get_RangeIfMatchStaleVersion_IsErrPrecondition", rangeBeforeIfMatch{mem.New()}},
 		// The bare driver, without backend.Portable, still takes
 		// IfAbsent with IfMatch as IfMatch.
 		{"Put_IfAbsentWithIfMatch_IsErrInvalidCondAndStoresNothing", mem.New()},
