@@ -207,3 +207,45 @@ func TestGC_Repack_LowLiveShare_RewrittenThenSwept(t *testing.T) {
 	}
 	check()
 }
+
+// A format-2 bucket is read as it is and becomes format 3 at the next
+// commit; format 1 and format 4 are refused, changing nothing.
+func TestSyncer_Pull_FormatVersions_2ReadAnd3Written(t *testing.T) {
+	ctx := context.Background()
+	put := func(b backend.Backend, key string, data []byte) {
+		t.Helper()
+		if _, err := backend.PutBytes(ctx, b, key, data, backend.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bucket := func(format int) backend.Backend {
+		b := mem.New()
+		content := []byte("format two")
+		sha := index.PackSHA(content) // the sha256 of the bytes, as for any object
+		put(b, index.ObjectKey(sha), content)
+		shard := fmt.Appendf(nil, `{"format":%d,"entries":{"data/a":{"size":%d,"sha256":"%s","seq":1}}}`, format, len(content), sha)
+		id := index.ShardID(shard)
+		put(b, index.ShardKey(id), shard)
+		put(b, index.ManifestKey, fmt.Appendf(nil, `{"format":%d,"seq":1,"shards":[{"lo":"","id":"%s","count":1,"bytes":%d}]}`, format, id, len(shard)))
+		return b
+	}
+	b := bucket(2)
+	c := openCache(t, b)
+	if _, err := c.Pull(ctx, syncer.PullOptions{}); err != nil {
+		t.Fatalf("pull of a format-2 bucket: %v", err)
+	}
+	if got := readFile(t, c, "data/a"); got != "format two" {
+		t.Fatalf("data/a = %q", got)
+	}
+	pushFiles(t, c, packFiles(3))
+	data, _, err := backend.ReadAll(ctx, b, index.ManifestKey, backend.GetOptions{}, 1<<20)
+	if err != nil || !strings.HasPrefix(string(data), `{"format":3,`) {
+		t.Fatalf("manifest after a push: %.20s (%v), want format 3", data, err)
+	}
+	for format, want := range map[int]error{1: index.ErrOlderFormat, 4: index.ErrNewerFormat} {
+		_, err := openCache(t, bucket(format)).Pull(ctx, syncer.PullOptions{})
+		if !errors.Is(err, want) {
+			t.Errorf("pull of a format-%d bucket: %v, want %v", format, err, want)
+		}
+	}
+}
