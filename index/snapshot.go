@@ -185,6 +185,7 @@ func (s *Snapshot) Check(ctx context.Context, data bool) (CheckReport, error) {
 	m := s.head.Manifest
 	rep := CheckReport{Seq: m.Seq, Shards: len(m.Shards)}
 	seen := map[string]bool{}
+	packs := map[string]int64{} // pack -> size, stated once
 	for i, ref := range m.Shards {
 		entries, err := ReadShard(ctx, s.b, m, i)
 		if err != nil {
@@ -204,7 +205,7 @@ func (s *Snapshot) Check(ctx context.Context, data bool) (CheckReport, error) {
 			}
 			seen[e.Location()] = true
 			rep.Objects++
-			if err := checkObject(ctx, s.b, p, e, data, &rep); err != nil {
+			if err := checkObject(ctx, s.b, p, e, data, packs, &rep); err != nil {
 				return rep, err
 			}
 		}
@@ -212,17 +213,22 @@ func (s *Snapshot) Check(ctx context.Context, data bool) (CheckReport, error) {
 	return rep, nil
 }
 
-func checkObject(ctx context.Context, b backend.Backend, p string, e Entry, data bool, rep *CheckReport) error {
+func checkObject(ctx context.Context, b backend.Backend, p string, e Entry, data bool, packs map[string]int64, rep *CheckReport) error {
 	if !data && e.Packed() {
-		info, err := b.Stat(ctx, PackKey(e.Pack))
-		if backend.IsNotExist(err) {
-			return &ObjectError{Path: p, SHA256: e.SHA256, Reason: "pack " + e.Pack + " not in the store", Err: ErrMissingObject}
+		size, ok := packs[e.Pack]
+		if !ok {
+			info, err := b.Stat(ctx, PackKey(e.Pack))
+			if backend.IsNotExist(err) {
+				return &ObjectError{Path: p, SHA256: e.SHA256, Reason: "pack " + e.Pack + " not in the store", Err: ErrMissingObject}
+			}
+			if err != nil {
+				return fmt.Errorf("check %s: %w", p, err)
+			}
+			size = info.Size
+			packs[e.Pack] = size
 		}
-		if err != nil {
-			return fmt.Errorf("check %s: %w", p, err)
-		}
-		if info.Size < e.Off+e.Size {
-			return &ObjectError{Path: p, SHA256: e.SHA256, Reason: fmt.Sprintf("pack has %d bytes, entry ends at %d", info.Size, e.Off+e.Size), Err: ErrCorruptObject}
+		if size < e.Off+e.Size {
+			return &ObjectError{Path: p, SHA256: e.SHA256, Reason: fmt.Sprintf("pack has %d bytes, entry ends at %d", size, e.Off+e.Size), Err: ErrCorruptObject}
 		}
 		return nil
 	}

@@ -260,7 +260,7 @@ func (m *PushManifest) UnmarshalJSON(data []byte) error {
 		if err := index.ValidPath(p); err != nil {
 			return fmt.Errorf("push manifest: %w", err)
 		}
-		if e := j.Upserts[p]; !index.ValidSHA256(e.SHA256) || e.Size < 0 {
+		if e := j.Upserts[p]; !index.ValidSHA256(e.SHA256) || e.Size < 0 || (e.Pack != "" && (!index.ValidSHA256(e.Pack) || e.Off < 0)) {
 			return fmt.Errorf("push manifest: %q: bad size or sha256", p)
 		}
 	}
