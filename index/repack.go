@@ -201,4 +201,3 @@ func repackOnce(ctx context.Context, b backend.Backend, below float64, sizes map
 	rep.Seq = next.Seq
 	return true, nil
 }
-
