@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +248,49 @@ func TestSyncer_Pull_FormatVersions_2ReadAnd3Written(t *testing.T) {
 		if !errors.Is(err, want) {
 			t.Errorf("pull of a format-%d bucket: %v, want %v", format, err, want)
 		}
+	}
+}
+
+// A file that changes between its hashing and its packing is left out of
+// the pack and stays dirty; the pack and the committed entries hold only
+// bytes that match them.
+func TestSyncer_Push_FileChangedBeforePacking_LeftOutAndDirty(t *testing.T) {
+	ctx := context.Background()
+	store := mem.New()
+	dir := t.TempDir()
+	changed := false
+	var c *syncer.Syncer
+	c, err := syncer.Open(ctx, syncer.Config{Backend: store, Dir: dir, ProgressChecks: true, Progress: func(p syncer.Progress) {
+		if p.Phase == "check" && p.Path == "data/m/f05" && !changed {
+			changed = true // f01 is hashed already: rewrite it, same size
+			writeFile(t, c, "data/m/f01", strings.Repeat("zz", 512))
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	files := packFiles(8)
+	st := pushFiles(t, c, files)
+	if !changed || st.Files.Uploaded != 7 || len(st.Conflicts) != 1 || st.Conflicts[0].Path != "data/m/f01" {
+		t.Fatalf("push: changed %v, uploaded %d, conflicts %+v; want 7 uploaded and data/m/f01 in conflict", changed, st.Files.Uploaded, st.Conflicts)
+	}
+	snap, err := index.OpenSnapshot(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := snap.Lookup(ctx, "data/m/f01"); ok {
+		t.Error("data/m/f01 committed with bytes it no longer has")
+	}
+	if _, err := snap.Check(ctx, true); err != nil {
+		t.Errorf("check --data: %v", err)
+	}
+	status, err := c.Status(ctx, false)
+	if err != nil || !slices.ContainsFunc(status.Dirty, func(d string) bool { return d == "data" || d == "data/m/f01" }) {
+		t.Errorf("data/m/f01 not marked after the push: %+v %v", status.Dirty, err)
+	}
+	st = pushFiles(t, c, nil)
+	if st.Files.Uploaded != 1 {
+		t.Errorf("next push uploaded %d, want data/m/f01", st.Files.Uploaded)
 	}
 }
