@@ -143,8 +143,10 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 	if lf.exists {
 		return true, nil // present: hydrating never overwrites a local copy
 	}
-	// The recorded entry first: one request when its object is there.
-	entry, known := index.Entry{Size: rec.Size, SHA256: rec.SHA256, Pack: rec.Pack, Off: rec.Off}, hasRec
+	// A lazy record's entry first: one request when its bytes are there. A
+	// hydrated record of a file deleted locally since is history, not the
+	// index: the committed entry may have moved on, so ask the index.
+	entry, known := index.Entry{Size: rec.Size, SHA256: rec.SHA256, Pack: rec.Pack, Off: rec.Off}, hasRec && !rec.Hydrated
 	for attempt := 0; attempt < 2; attempt++ {
 		if !known {
 			var err error
