@@ -26,10 +26,11 @@ var expected = map[string]struct {
 	"pull-one-changed": {req: bench.Requests{Get: 3, Total: 3}, bound: -1},
 	"noop-pull":        {req: bench.Requests{Get: 1, Total: 1}, bound: 1},
 	"noop-push":        {req: bench.Requests{}, bound: 0},
-	// manifest, one shard, files
-	"cold-pull": {req: bench.Requests{Get: bench.ColdFiles + 2, Total: bench.ColdFiles + 2}, bound: -1},
-	// manifest (absent); objects, shard, manifest (no history: nothing was superseded)
-	"cold-push": {req: bench.Requests{Get: 1, CondPut: bench.ColdFiles + 2, Total: bench.ColdFiles + 3}, dataPuts: bench.ColdFiles, bound: -1},
+	// manifest, one shard, two ranged reads (of at most 4 MiB) of the one
+	// pack of 1,000 files of 5 KiB
+	"cold-pull": {req: bench.Requests{Get: 4, Total: 4}, bound: -1},
+	// manifest (absent); the pack, shard, manifest (no history: nothing was superseded)
+	"cold-push": {req: bench.Requests{Get: 1, CondPut: 3, Total: 4}, dataPuts: 1, bound: -1},
 }
 
 // TestScenarios_RequestCounts runs every scenario at 1k entries (mem, no
@@ -88,6 +89,31 @@ func TestScenarios_RequestCounts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScenarios_Cold10k_AtMost100Requests pins issue 14's target: a cold
+// push and a cold pull of 10k files of 5 KiB cost at most 100 requests
+// each (packs: about one request per 16 MiB, plus the index).
+func TestScenarios_Cold10k_AtMost100Requests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10k files")
+	}
+	env := bench.Env{Backend: bench.BackendMem, Dir: scratch(t)}
+	for _, name := range []string{"cold-push", "cold-pull"} {
+		sc, ok := bench.Lookup(name)
+		if !ok {
+			t.Fatalf("no scenario %s", name)
+		}
+		sc.Scaled = true // run at 10k, not its reference size
+		r, err := bench.Run(context.Background(), sc, env, 10_000, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s of 10k files: %+v", name, r.Requests)
+		if r.Requests.Total > 100 {
+			t.Errorf("%s of 10k files: %d requests, the target is at most 100", name, r.Requests.Total)
+		}
 	}
 }
 

@@ -171,7 +171,7 @@ func (in *Instance) Measure(ctx context.Context) (Trial, error) {
 	}
 	t := Trial{Stats: st, Observed: observed(in.w.obs.Counts()), Wall: wall}
 	for _, r := range in.w.obs.Log() {
-		if (r.Verb == wrap.VerbPut || r.Verb == wrap.VerbCondPut) && strings.HasPrefix(r.Key, index.ObjectsPrefix) {
+		if (r.Verb == wrap.VerbPut || r.Verb == wrap.VerbCondPut) && (strings.HasPrefix(r.Key, index.ObjectsPrefix) || strings.HasPrefix(r.Key, index.PacksPrefix)) {
 			t.DataPuts++
 		}
 	}

@@ -194,6 +194,13 @@ type pullMemo struct {
 	entries map[string]remoteEntry
 }
 
+// The pack knobs of the model's caches and the largest content it writes.
+const (
+	modelPackThreshold = 4 << 10
+	modelPackSize      = 12 << 10
+	modelMaxContent    = 16 << 10
+)
+
 type modelRun struct {
 	t      *rapid.T
 	ctx    context.Context
@@ -232,6 +239,8 @@ func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent bool) *mo
 			Backend: backend.Production(c.faults, backend.WithRetry(backend.RetryConfig{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond})),
 			Dir:     dir, Concurrency: 1, ShardMaxEntries: 4, // one transfer at a time: fault positions replay
 			Lazy: syncer.DefaultLazy, // the layout the oracle predicts MetadataOnly pulls by
+			// Small packs, so both storage paths and multi-pack pushes occur.
+			PackThreshold: modelPackThreshold, PackSize: modelPackSize,
 		}
 		m.open(c)
 		t.Cleanup(func() {
@@ -277,6 +286,11 @@ func inDir(p, dir string) bool { return dir == "" || p == dir || strings.HasPref
 func (m *modelRun) content(c *mcache, p string) string {
 	m.n++
 	s := fmt.Sprintf("c%d w%d %s\n", c.id, m.n, p)
+	// Sizes on both sides of the harness's pack threshold, so pushes mix
+	// packed and plain contents and fill more than one pack.
+	if pad := rapid.IntRange(0, modelMaxContent).Draw(m.t, "pad"); pad > len(s) {
+		s += strings.Repeat("x", pad-len(s))
+	}
 	if m.written[p] == nil {
 		m.written[p] = map[string]bool{}
 	}

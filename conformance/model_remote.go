@@ -24,6 +24,8 @@ const format1 = false
 type remoteEntry struct {
 	SHA256 string
 	Size   int64
+	Pack   string // where the bytes are: read through index.Open, never by key
+	Off    int64
 }
 
 // snapshotView is one committed snapshot: its sequence and its entries.
@@ -35,7 +37,7 @@ type snapshotView struct {
 func viewOf(ctx context.Context, snap *index.Snapshot) (snapshotView, error) {
 	v := snapshotView{Seq: snap.Seq(), Entries: map[string]remoteEntry{}}
 	err := snap.Walk(ctx, "", func(p string, e index.Entry) error {
-		v.Entries[p] = remoteEntry{SHA256: e.SHA256, Size: e.Size}
+		v.Entries[p] = remoteEntry{SHA256: e.SHA256, Size: e.Size, Pack: e.Pack, Off: e.Off}
 		return nil
 	})
 	return v, err
@@ -53,7 +55,7 @@ func readSnapshot(ctx context.Context, b backend.Backend) (snapshotView, error) 
 // readEntry returns the bytes a committed entry names, and an error when
 // they are gone or do not match its sha256: the readability property.
 func readEntry(ctx context.Context, b backend.Backend, p string, e remoteEntry) ([]byte, error) {
-	rc, err := index.Open(ctx, b, p, index.Entry{SHA256: e.SHA256, Size: e.Size})
+	rc, err := index.Open(ctx, b, p, index.Entry{SHA256: e.SHA256, Size: e.Size, Pack: e.Pack, Off: e.Off})
 	if err != nil {
 		return nil, err
 	}

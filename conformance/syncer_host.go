@@ -231,7 +231,8 @@ func checkVerifyHealthyStore(t *testing.T, nb Factory) {
 func checkSyncerCancellation_LeavesNothingTorn(t *testing.T, nb Factory) {
 	store := nb(t)
 	bk := newBucketOn(t, store)
-	w := bk.host()
+	// One object per file, so the cancel lands between downloads.
+	w := bk.host(func(c *syncer.Config) { c.PackThreshold = -1 })
 	files := map[string]string{}
 	for i := range 30 {
 		files[filepath.ToSlash(filepath.Join("d", string(rune('a'+i%26)), strings.Repeat("x", i+1)))] = strings.Repeat("y", 1000+i)

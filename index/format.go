@@ -11,16 +11,22 @@ import (
 	"strings"
 )
 
-// FormatVersion is the remote format this package reads and writes; see
-// FORMAT.md. A larger format is refused with ErrNewerFormat, format 1 with
-// ErrOlderFormat.
-const FormatVersion = 2
+// FormatVersion is the remote format this package writes; see FORMAT.md.
+// It reads MinFormatVersion up to FormatVersion. A larger format is refused
+// with ErrNewerFormat, format 1 with ErrOlderFormat.
+const FormatVersion = 3
+
+// MinFormatVersion is the oldest format this package reads: format 2 is
+// format 3 without packs, so a format-2 bucket is read as it is and becomes
+// format 3 at its next commit.
+const MinFormatVersion = 2
 
 // Keys of the index, relative to the namespace root.
 const (
 	ManifestKey     = InternalDir + "/manifest.json"
 	ShardsPrefix    = InternalDir + "/shards/"
 	ObjectsPrefix   = InternalDir + "/objects/"
+	PacksPrefix     = InternalDir + "/packs/"
 	HistoryPrefix   = InternalDir + "/manifests/"
 	ControlPrefix   = InternalDir + "/control/"
 	TmpPrefix       = InternalDir + "/tmp/"
@@ -43,6 +49,11 @@ const MaxSeq = math.MaxUint64 - 1
 // ObjectKey names the immutable data object holding the bytes whose sha256
 // is sha (64 lowercase hex digits).
 func ObjectKey(sha string) string { return ObjectsPrefix + sha[:2] + "/" + sha }
+
+// PackKey names the immutable pack object whose bytes hash to sha (64
+// lowercase hex digits): the concatenated bytes of the small files whose
+// entries name it.
+func PackKey(sha string) string { return PacksPrefix + sha[:2] + "/" + sha }
 
 // ShardKey names the immutable shard object with this id.
 func ShardKey(id string) string { return ShardsPrefix + id + ".json" }
@@ -73,12 +84,28 @@ func ParseHistoryKey(key string) (uint64, bool) {
 	return n, true
 }
 
-// Entry is one committed file. The object holding its bytes is
-// ObjectKey(SHA256). It holds nothing per machine.
+// Entry is one committed file. Its bytes are the object ObjectKey(SHA256)
+// or, when Pack is set, the Size bytes at Off in the pack PackKey(Pack).
+// SHA256 is always the hash of the file's own bytes, so every read is
+// verified against it. It holds nothing per machine.
 type Entry struct {
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
-	Seq    uint64 `json:"seq"` // manifest seq of the commit that wrote it
+	Seq    uint64 `json:"seq"`            // manifest seq of the commit that wrote it
+	Pack   string `json:"pack,omitempty"` // sha256 of the pack holding the bytes (format 3)
+	Off    int64  `json:"off,omitempty"`  // offset of the bytes in the pack
+}
+
+// Packed reports whether e's bytes live in a pack.
+func (e Entry) Packed() bool { return e.Pack != "" }
+
+// Location names where e's bytes are: the object key, or the pack key with
+// the offset. Two entries with one location share their bytes.
+func (e Entry) Location() string {
+	if e.Packed() {
+		return fmt.Sprintf("%s@%d", PackKey(e.Pack), e.Off)
+	}
+	return ObjectKey(e.SHA256)
 }
 
 // ShardRef is the manifest's pointer to one shard: it covers the keys from
@@ -130,6 +157,8 @@ func checkFormat(key string, format int) error {
 	switch {
 	case format > FormatVersion:
 		return &FormatError{Key: key, Reason: fmt.Sprintf("format %d, this silt reads %d", format, FormatVersion), Err: ErrNewerFormat}
+	case format >= MinFormatVersion:
+		return nil
 	case format == 1:
 		return &FormatError{Key: key, Reason: "format 1", Err: ErrOlderFormat}
 	case format < 1:
@@ -173,6 +202,12 @@ func DecodeShard(id string, r Range, data []byte) (map[string]Entry, error) {
 		}
 		if e.Size < 0 || !ValidSHA256(e.SHA256) {
 			return nil, corrupt(key, "entry %q: bad size or sha256", p)
+		}
+		if e.Pack != "" && (!ValidSHA256(e.Pack) || e.Off < 0 || e.Size == 0 || e.Off > math.MaxInt64-e.Size) {
+			return nil, corrupt(key, "entry %q: bad pack, offset or size", p)
+		}
+		if e.Pack == "" && e.Off != 0 {
+			return nil, corrupt(key, "entry %q: offset without a pack", p)
 		}
 	}
 	return f.Entries, nil

@@ -46,6 +46,10 @@ type GCOptions struct {
 	DryRun bool
 	// Now is the clock ages are measured by; nil means time.Now.
 	Now func() time.Time
+	// RepackBelow is the live share under which a pack of the current
+	// snapshot is repacked before the mark (see Repack); 0 means
+	// DefaultRepackBelow, negative never repacks. A dry run never does.
+	RepackBelow float64
 }
 
 // GCObject is one object GC removed (or, in a dry run, would remove).
@@ -65,15 +69,19 @@ type GCReport struct {
 	Shards []GCObject `json:"shards"`
 	// Data are the unreferenced data objects.
 	Data []GCObject `json:"data"`
+	// Packs are the unreferenced packs.
+	Packs []GCObject `json:"packs"`
 	// History are the manifest history copies past the grace period.
 	History []GCObject `json:"history"`
-	// Bytes is the total size of Shards, Data and History.
+	// Bytes is the total size of Shards, Data, Packs and History.
 	Bytes int64 `json:"bytes"`
 	// Recent counts unreferenced objects kept because they are younger
 	// than the grace period (or of unknown age).
 	Recent int `json:"recent"`
 	// DryRun is true when nothing was removed.
 	DryRun bool `json:"dry_run"`
+	// Repack is what the repack before the mark did.
+	Repack RepackReport `json:"repack"`
 }
 
 // GC collects the garbage of the namespace root b by mark and sweep. The
@@ -83,7 +91,8 @@ type GCReport struct {
 // successor is current and was committed within it). Objects and shards no
 // root references and older than the grace period are deleted, and so are
 // history copies of manifests superseded before it. GC only lists and
-// deletes under .silt/objects/, .silt/shards/ and .silt/manifests/: it
+// deletes under .silt/objects/, .silt/packs/, .silt/shards/ and
+// .silt/manifests/: it
 // never touches the manifest, control records, locks, or a nested
 // namespace.
 func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error) {
@@ -91,10 +100,23 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	rep := GCReport{DryRun: opts.DryRun, Roots: []uint64{}, Shards: []GCObject{}, Data: []GCObject{}, History: []GCObject{}}
+	rep := GCReport{DryRun: opts.DryRun, Roots: []uint64{}, Shards: []GCObject{}, Data: []GCObject{}, Packs: []GCObject{}, History: []GCObject{}}
 	cutoff := now().Add(-opts.OlderThan)
 	young := func(t time.Time) bool {
 		return opts.OlderThan > 0 && (t.IsZero() || t.After(cutoff))
+	}
+	if below := opts.RepackBelow; below >= 0 && !opts.DryRun {
+		if below == 0 {
+			below = DefaultRepackBelow
+		}
+		rr, err := Repack(ctx, b, below)
+		if err != nil {
+			return rep, fmt.Errorf("gc: %w", err)
+		}
+		rep.Repack = rr
+	}
+	if rep.Repack.Packs == nil {
+		rep.Repack.Packs = []GCObject{}
 	}
 	marks := gcMarks{objects: map[string]bool{}, shards: map[string]bool{}, seqs: map[uint64]bool{}}
 	first, err := ReadManifest(ctx, b, backend.GetOptions{})
@@ -120,6 +142,10 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 		return rep, err
 	}
 	objects, err := list(ObjectsPrefix)
+	if err != nil {
+		return rep, err
+	}
+	packs, err := list(PacksPrefix)
 	if err != nil {
 		return rep, err
 	}
@@ -208,6 +234,9 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 	if err := sweep(objects, func(k string) bool { return marks.objects[k] }, &rep.Data); err != nil {
 		return rep, err
 	}
+	if err := sweep(packs, func(k string) bool { return marks.objects[k] }, &rep.Packs); err != nil {
+		return rep, err
+	}
 	if err := sweep(oldHist, func(string) bool { return false }, &rep.History); err != nil {
 		return rep, err
 	}
@@ -237,7 +266,11 @@ func (g *gcMarks) add(ctx context.Context, b backend.Backend, h Head) error {
 			return fmt.Errorf("gc: %w", err)
 		}
 		for _, e := range entries {
-			g.objects[ObjectKey(e.SHA256)] = true
+			if e.Packed() {
+				g.objects[PackKey(e.Pack)] = true
+			} else {
+				g.objects[ObjectKey(e.SHA256)] = true
+			}
 		}
 	}
 	return nil

@@ -100,14 +100,42 @@ func (s *Snapshot) Lookup(ctx context.Context, p string) (Entry, bool, error) {
 // verifies them: the last Read returns an *ObjectError instead of io.EOF
 // when the bytes do not match the entry.
 func Open(ctx context.Context, b backend.Backend, p string, e Entry) (io.ReadCloser, error) {
-	rc, _, err := b.Get(ctx, ObjectKey(e.SHA256), backend.GetOptions{})
-	if backend.IsNotExist(err) {
-		return nil, &ObjectError{Path: p, SHA256: e.SHA256, Reason: "not in the store", Err: ErrMissingObject}
-	}
+	rc, err := OpenRaw(ctx, b, p, e)
 	if err != nil {
 		return nil, err
 	}
 	return &verifier{rc: rc, p: p, e: e, h: sha256.New()}, nil
+}
+
+// OpenRaw returns the bytes of e unverified, for a caller that verifies
+// them itself (a download into a temporary file hashes as it writes): the
+// object, or one ranged read of its pack. A missing object or pack is an
+// *ObjectError with ErrMissingObject, a pack too short for the entry one
+// with ErrCorruptObject.
+func OpenRaw(ctx context.Context, b backend.Backend, p string, e Entry) (io.ReadCloser, error) {
+	if !e.Packed() {
+		rc, _, err := b.Get(ctx, ObjectKey(e.SHA256), backend.GetOptions{})
+		if backend.IsNotExist(err) {
+			return nil, &ObjectError{Path: p, SHA256: e.SHA256, Reason: "not in the store", Err: ErrMissingObject}
+		}
+		return rc, err
+	}
+	return OpenPackRange(ctx, b, p, e.SHA256, e.Pack, backend.Range{Offset: e.Off, Length: e.Size})
+}
+
+// OpenPackRange returns the bytes r of the pack named pack, unverified: one
+// ranged read. p and sha name the (first) entry the read is for, in errors.
+func OpenPackRange(ctx context.Context, b backend.Backend, p, sha, pack string, r backend.Range) (io.ReadCloser, error) {
+	rc, _, err := b.Get(ctx, PackKey(pack), backend.GetOptions{Range: &r})
+	switch {
+	case backend.IsNotExist(err):
+		return nil, &ObjectError{Path: p, SHA256: sha, Reason: "pack " + pack + " not in the store", Err: ErrMissingObject}
+	case errors.Is(err, backend.ErrInvalidRange):
+		return nil, &ObjectError{Path: p, SHA256: sha, Reason: fmt.Sprintf("pack %s does not hold bytes [%d, %d)", pack, r.Offset, r.End()), Err: ErrCorruptObject}
+	case err != nil:
+		return nil, err
+	}
+	return rc, nil
 }
 
 type verifier struct {
@@ -149,13 +177,15 @@ type CheckReport struct {
 
 // Check verifies the snapshot: every shard exists, matches its hash and its
 // count, holds only entries inside its range; every distinct object an
-// entry names exists with the entry's size and, when data is true, hashes
-// to its sha256. The first problem is returned (an *ObjectError or a
+// entry names exists with the entry's size (a pack: is long enough to hold
+// the entry's range) and, when data is true, its bytes (one ranged read for
+// a packed entry) hash to the entry's sha256. The first problem is returned (an *ObjectError or a
 // *FormatError).
 func (s *Snapshot) Check(ctx context.Context, data bool) (CheckReport, error) {
 	m := s.head.Manifest
 	rep := CheckReport{Seq: m.Seq, Shards: len(m.Shards)}
 	seen := map[string]bool{}
+	packs := map[string]int64{} // pack -> size, stated once
 	for i, ref := range m.Shards {
 		entries, err := ReadShard(ctx, s.b, m, i)
 		if err != nil {
@@ -170,12 +200,12 @@ func (s *Snapshot) Check(ctx context.Context, data bool) (CheckReport, error) {
 		rep.Entries += len(entries)
 		for _, p := range slices.Sorted(maps.Keys(entries)) {
 			e := entries[p]
-			if seen[e.SHA256] {
+			if seen[e.Location()] {
 				continue
 			}
-			seen[e.SHA256] = true
+			seen[e.Location()] = true
 			rep.Objects++
-			if err := checkObject(ctx, s.b, p, e, data, &rep); err != nil {
+			if err := checkObject(ctx, s.b, p, e, data, packs, &rep); err != nil {
 				return rep, err
 			}
 		}
@@ -183,7 +213,25 @@ func (s *Snapshot) Check(ctx context.Context, data bool) (CheckReport, error) {
 	return rep, nil
 }
 
-func checkObject(ctx context.Context, b backend.Backend, p string, e Entry, data bool, rep *CheckReport) error {
+func checkObject(ctx context.Context, b backend.Backend, p string, e Entry, data bool, packs map[string]int64, rep *CheckReport) error {
+	if !data && e.Packed() {
+		size, ok := packs[e.Pack]
+		if !ok {
+			info, err := b.Stat(ctx, PackKey(e.Pack))
+			if backend.IsNotExist(err) {
+				return &ObjectError{Path: p, SHA256: e.SHA256, Reason: "pack " + e.Pack + " not in the store", Err: ErrMissingObject}
+			}
+			if err != nil {
+				return fmt.Errorf("check %s: %w", p, err)
+			}
+			size = info.Size
+			packs[e.Pack] = size
+		}
+		if size < e.Off+e.Size {
+			return &ObjectError{Path: p, SHA256: e.SHA256, Reason: fmt.Sprintf("pack has %d bytes, entry ends at %d", size, e.Off+e.Size), Err: ErrCorruptObject}
+		}
+		return nil
+	}
 	if !data {
 		info, err := b.Stat(ctx, ObjectKey(e.SHA256))
 		if backend.IsNotExist(err) {

@@ -52,7 +52,10 @@ func (g *gate) Put(ctx context.Context, key string, body io.ReadSeeker, size int
 	return g.Backend.Put(ctx, key, body, size, cond)
 }
 
-func isObject(key string, _ backend.Cond) bool { return strings.HasPrefix(key, index.ObjectsPrefix) }
+// isObject matches the puts of data: objects and packs.
+func isObject(key string, _ backend.Cond) bool {
+	return strings.HasPrefix(key, index.ObjectsPrefix) || strings.HasPrefix(key, index.PacksPrefix)
+}
 
 func isManifestCAS(key string, cond backend.Cond) bool {
 	return key == index.ManifestKey && cond.IfMatch != ""

@@ -342,38 +342,50 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 		}
 	}
 	o.planned(bytes)
-	var removes []pullAction
+	// settle records the outcome of one download: a corrupt or missing
+	// object is reported and the others go on.
+	settle := func(a pullAction, lf localFile, err error) error {
+		var oe *index.ObjectError
+		switch {
+		case errors.As(err, &oe):
+			mu.Lock()
+			bad = append(bad, err)
+			mu.Unlock()
+			return nil
+		case err != nil:
+			return fmt.Errorf("pull %s: %w", a.path, err)
+		}
+		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += lf.size })
+		o.change(Change{Path: a.path, Action: ActionDownload, Bytes: lf.size})
+		o.progress(a.path, lf.size, &moved, total)
+		record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now()}})
+		return nil
+	}
+	var removes, packed []pullAction
 	for _, a := range plan.actions {
 		switch a.kind {
 		case pullRecord:
 			record(pullDone{a.path, &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Hydrated: true, VerifiedNs: now()}})
 		case pullLazy:
-			record(pullDone{a.path, &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256}})
+			record(pullDone{a.path, &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256, Pack: a.entry.Pack, Off: a.entry.Off}})
 			o.change(Change{Path: a.path, Action: ActionLazy, Bytes: a.entry.Size})
 		case pullForget:
 			record(pullDone{a.path, nil})
 		case pullRemove:
 			removes = append(removes, a)
 		case pullDownload:
+			if a.entry.Packed() {
+				packed = append(packed, a)
+				continue
+			}
 			g.Go(func() error {
 				lf, err := s.download(gctx, o.backend(), a.path, a.entry)
-				var oe *index.ObjectError
-				switch {
-				case errors.As(err, &oe):
-					mu.Lock()
-					bad = append(bad, err)
-					mu.Unlock()
-					return nil
-				case err != nil:
-					return fmt.Errorf("pull %s: %w", a.path, err)
-				}
-				o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += lf.size })
-				o.change(Change{Path: a.path, Action: ActionDownload, Bytes: lf.size})
-				o.progress(a.path, lf.size, &moved, total)
-				record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now()}})
-				return nil
+				return settle(a, lf, err)
 			})
 		}
+	}
+	for _, run := range packRuns(packed) {
+		g.Go(func() error { return s.downloadRun(gctx, o.backend(), run, settle) })
 	}
 	err := g.Wait()
 	for _, a := range removes {
@@ -394,12 +406,10 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	return done, err
 }
 
-// download fetches the object of entry e into the cache at p.
+// download fetches the bytes of entry e (its object, or one ranged read of
+// its pack) into the cache at p.
 func (s *Syncer) download(ctx context.Context, b backend.Backend, p string, e index.Entry) (localFile, error) {
-	rc, _, err := b.Get(ctx, index.ObjectKey(e.SHA256), backend.GetOptions{})
-	if backend.IsNotExist(err) {
-		return localFile{}, &index.ObjectError{Path: p, SHA256: e.SHA256, Reason: "not in the store", Err: index.ErrMissingObject}
-	}
+	rc, err := index.OpenRaw(ctx, b, p, e)
 	if err != nil {
 		return localFile{}, err
 	}

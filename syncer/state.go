@@ -32,6 +32,10 @@ type fileRecord struct {
 	// downloaded). A file whose mtime is that close to it could have been
 	// rewritten within the same timestamp tick, so its mtime proves nothing.
 	VerifiedNs int64 `json:"verified"`
+	// Pack and Off locate the bytes of a lazy record's entry in its pack,
+	// so hydrating it is one ranged read.
+	Pack string `json:"pack,omitempty"`
+	Off  int64  `json:"off,omitempty"`
 }
 
 // racyWindow covers the coarsest common timestamp granularity (FAT's 2 s);

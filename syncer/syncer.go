@@ -21,6 +21,8 @@ const (
 	DefaultConcurrency     = 16
 	DefaultDirtyCap        = 2000
 	DefaultCommitAttempts  = 12
+	DefaultPackThreshold   = 1 << 20
+	DefaultPackSize        = 16 << 20
 )
 
 // Config configures a Syncer.
@@ -44,6 +46,12 @@ type Config struct {
 	DirtyCap int
 	// CommitAttempts bounds compare-and-swap retries of one commit.
 	CommitAttempts int
+	// PackThreshold is the size under which a push packs a file with
+	// others into one pack object instead of storing it alone (FORMAT.md,
+	// "Packs"); 0 means DefaultPackThreshold, negative packs nothing.
+	PackThreshold int64
+	// PackSize bounds the bytes of one pack; 0 means DefaultPackSize.
+	PackSize int64
 	// Lazy selects the files a MetadataOnly pull leaves unhydrated; nil
 	// selects none. silt builds in no layout: see LazyGlobs, DefaultLazy.
 	Lazy func(path string) bool
@@ -156,6 +164,12 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	}
 	if cfg.CommitAttempts <= 0 {
 		cfg.CommitAttempts = DefaultCommitAttempts
+	}
+	if cfg.PackThreshold == 0 {
+		cfg.PackThreshold = DefaultPackThreshold
+	}
+	if cfg.PackSize <= 0 {
+		cfg.PackSize = DefaultPackSize
 	}
 	root := cfg.Backend
 	localRoot := dir

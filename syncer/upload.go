@@ -213,17 +213,71 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 		bytes += bySHA[sha][0].local.size
 	}
 	o.planned(bytes)
+	packs, alone := s.planPacks(order, bySHA)
 	var mu sync.Mutex
 	moved := 0
+	// settle records the outcome of one content: its uploads are committed
+	// at loc (uploader's bytes were sent or found), or stay dirty.
+	settle := func(us []upload, loc index.Entry, stored bool, uploader string, changed []upload) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, u := range us {
+			if !stored || slices.ContainsFunc(changed, func(v upload) bool { return v.path == u.path }) {
+				pm.keep[u.path] = true
+				o.conflict(u.path, reasonChangedWhileRead)
+				continue
+			}
+			if u.path != uploader {
+				o.add(func(st *Stats) { st.Files.Deduplicated++ })
+				o.change(Change{Path: u.path, Action: ActionDedup, Bytes: u.local.size})
+			}
+			pm.upserts[u.path] = index.Entry{Size: u.local.size, SHA256: u.sha, Pack: loc.Pack, Off: loc.Off}
+			pm.bases[u.path] = u.base()
+			pm.records[u.path] = fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now()}
+		}
+		o.progress(us[0].path, us[0].local.size, &moved, len(order))
+	}
+	sent := func(u upload, sent bool) {
+		if sent {
+			o.add(func(st *Stats) { st.Files.Uploaded++; st.Bytes.Up += u.local.size })
+			o.change(Change{Path: u.path, Action: ActionUpload, Bytes: u.local.size})
+		} else {
+			o.add(func(st *Stats) { st.Files.Deduplicated++ })
+			o.change(Change{Path: u.path, Action: ActionDedup, Bytes: u.local.size})
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)
-	for _, sha := range order {
+	inFlight := make(chan struct{}, packsInFlight)
+	for _, shas := range packs {
+		g.Go(func() error {
+			select {
+			case inFlight <- struct{}{}:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			defer func() { <-inFlight }()
+			pack, placed, dropped, wasSent, err := s.sendPack(gctx, b, shas, bySHA)
+			if err != nil {
+				return err
+			}
+			for _, sha := range dropped {
+				settle(bySHA[sha], index.Entry{}, false, "", nil)
+			}
+			for _, pmb := range placed {
+				sent(pmb.from, wasSent)
+				settle(bySHA[pmb.sha], index.Entry{Pack: pack, Off: pmb.off}, true, pmb.from.path, pmb.changed)
+			}
+			return nil
+		})
+	}
+	for _, sha := range alone {
 		g.Go(func() error {
 			us := bySHA[sha]
 			stored, uploader := false, ""
 			var changed []upload
 			for _, u := range us {
-				sent, err := s.send(gctx, b, u)
+				wasSent, err := s.send(gctx, b, u)
 				if errors.Is(err, errChangedWhileRead) {
 					changed = append(changed, u)
 					continue
@@ -231,34 +285,12 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 				if err != nil {
 					return fmt.Errorf("push %s: %w", u.path, err)
 				}
-				if sent {
-					o.add(func(st *Stats) { st.Files.Uploaded++; st.Bytes.Up += u.local.size })
-					o.change(Change{Path: u.path, Action: ActionUpload, Bytes: u.local.size})
-				} else {
-					o.add(func(st *Stats) { st.Files.Deduplicated++ })
-					o.change(Change{Path: u.path, Action: ActionDedup, Bytes: u.local.size})
-				}
+				sent(u, wasSent)
 				stored = true
 				uploader = u.path
 				break
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, u := range us {
-				if !stored || slices.ContainsFunc(changed, func(v upload) bool { return v.path == u.path }) {
-					pm.keep[u.path] = true
-					o.conflict(u.path, reasonChangedWhileRead)
-					continue
-				}
-				if u.path != uploader {
-					o.add(func(st *Stats) { st.Files.Deduplicated++ })
-					o.change(Change{Path: u.path, Action: ActionDedup, Bytes: u.local.size})
-				}
-				pm.upserts[u.path] = index.Entry{Size: u.local.size, SHA256: u.sha}
-				pm.bases[u.path] = u.base()
-				pm.records[u.path] = fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now()}
-			}
-			o.progress(us[0].path, us[0].local.size, &moved, len(order))
+			settle(us, index.Entry{}, stored, uploader, changed)
 			return nil
 		})
 	}

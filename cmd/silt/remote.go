@@ -171,13 +171,25 @@ var gcCmd = &command{
 			for _, o := range rep.Data {
 				c.printf("%s data  %s (%s)\n", verb, o.Key, size(o.Size))
 			}
+			for _, o := range rep.Packs {
+				c.printf("%s pack  %s (%s)\n", verb, o.Key, size(o.Size))
+			}
 			for _, o := range rep.History {
 				c.printf("%s history %s (%s)\n", verb, o.Key, size(o.Size))
 			}
+			for _, o := range rep.Repack.Packs {
+				c.printf("repacked %s (%s)\n", o.Key, size(o.Size))
+			}
 			c.printf("gc seq %d: %s %d shards and %d data objects, %s; kept %d younger than %v", rep.Seq, verb,
 				len(rep.Shards), len(rep.Data), size(rep.Bytes), rep.Recent, *older)
+			if len(rep.Packs) > 0 {
+				c.printf("; %d packs", len(rep.Packs))
+			}
 			if len(rep.History) > 0 {
 				c.printf("; %d manifest history copies past the grace period", len(rep.History))
+			}
+			if n := len(rep.Repack.Packs); n > 0 {
+				c.printf("; repacked %d packs into %d (seq %d)", n, rep.Repack.Written, rep.Repack.Seq)
 			}
 			c.printf("\n")
 		})

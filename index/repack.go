@@ -1,0 +1,203 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// Repacking bounds.
+const (
+	// DefaultRepackBelow is the live share (live bytes / pack bytes) under
+	// which GC rewrites a pack's live members into new packs.
+	DefaultRepackBelow = 0.5
+	// RepackPackBytes bounds the packs a repack writes.
+	RepackPackBytes = 16 << 20
+	// maxPackRead bounds the bytes of one pack a repack reads.
+	maxPackRead = 256 << 20
+	// repackAttempts bounds the compare-and-swaps of one repack; past them
+	// it gives up for this round (a later GC tries again).
+	repackAttempts = 3
+)
+
+// RepackReport is what a repack did.
+type RepackReport struct {
+	// Packs are the packs whose live members were rewritten; they are
+	// garbage once no snapshot within the grace period references them.
+	Packs []GCObject `json:"packs"`
+	// Written counts the new packs.
+	Written int `json:"written"`
+	// Entries counts the entries re-pointed.
+	Entries int `json:"entries"`
+	// Seq is the manifest the repack committed (0: none).
+	Seq uint64 `json:"seq,omitempty"`
+}
+
+type spot struct {
+	pack string
+	off  int64
+}
+
+// Repack rewrites the live members of every pack of the current snapshot
+// whose live share is under below into new packs, and re-points the entries
+// by an ordinary commit (history copy, new shards, compare-and-swap of the
+// manifest). Each member's bytes are verified against its entry's sha256
+// before they are copied. On a lost race it re-reads and redoes, a bounded
+// number of times, then gives up this round: no entry is ever lost, and
+// the old packs stay until GC sweeps them past the grace period. Stores
+// without compare-and-swap are not repacked.
+func Repack(ctx context.Context, b backend.Backend, below float64) (RepackReport, error) {
+	var rep RepackReport
+	if !b.Capabilities().ConditionalPut || below <= 0 {
+		return rep, nil
+	}
+	sizes := map[string]backend.ObjectInfo{}
+	err := b.List(ctx, PacksPrefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
+		for _, o := range page {
+			sizes[o.Key] = o
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("repack: list: %w", err)
+	}
+	for range repackAttempts {
+		rep = RepackReport{}
+		done, err := repackOnce(ctx, b, below, sizes, &rep)
+		if err != nil || done {
+			return rep, err
+		}
+	}
+	return RepackReport{}, nil
+}
+
+// repackOnce is one attempt; false without an error is a lost race.
+func repackOnce(ctx context.Context, b backend.Backend, below float64, sizes map[string]backend.ObjectInfo, rep *RepackReport) (bool, error) {
+	head, err := ReadManifest(ctx, b, backend.GetOptions{})
+	if err != nil {
+		return false, fmt.Errorf("repack: %w", err)
+	}
+	m := head.Manifest
+	if head.Version == "" || m.Seq >= MaxSeq {
+		return true, nil
+	}
+	shards := make([]map[string]Entry, len(m.Shards))
+	live := map[string]map[int64]Entry{} // pack -> offset -> an entry there
+	for i := range m.Shards {
+		if shards[i], err = ReadShard(ctx, b, m, i); err != nil {
+			return false, fmt.Errorf("repack: %w", err)
+		}
+		for _, e := range shards[i] {
+			if !e.Packed() {
+				continue
+			}
+			if live[e.Pack] == nil {
+				live[e.Pack] = map[int64]Entry{}
+			}
+			live[e.Pack][e.Off] = e
+		}
+	}
+	var cands []string
+	for _, pack := range slices.Sorted(maps.Keys(live)) {
+		info, ok := sizes[PackKey(pack)]
+		if !ok || info.Size <= 0 {
+			continue // not listed (written meanwhile, or missing: check reports it)
+		}
+		var n int64
+		for _, e := range live[pack] {
+			n += e.Size
+		}
+		if float64(n) < below*float64(info.Size) {
+			cands = append(cands, pack)
+		}
+	}
+	if len(cands) == 0 {
+		return true, nil
+	}
+	moved := map[spot]spot{}
+	var buf bytes.Buffer
+	var pending []spot
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		sha, _, err := PutPack(ctx, b, buf.Bytes())
+		if err != nil {
+			return fmt.Errorf("repack: %w", err)
+		}
+		rep.Written++
+		var off int64
+		for _, from := range pending {
+			moved[from] = spot{sha, off}
+			off += live[from.pack][from.off].Size
+		}
+		buf.Reset()
+		pending = nil
+		return nil
+	}
+	for _, pack := range cands {
+		data, _, err := readBounded(ctx, b, PackKey(pack), backend.GetOptions{}, maxPackRead)
+		if err != nil {
+			return false, fmt.Errorf("repack: read pack %s: %w", pack, err)
+		}
+		for _, off := range slices.Sorted(maps.Keys(live[pack])) {
+			e := live[pack][off]
+			if off+e.Size > int64(len(data)) || PackSHA(data[off:off+e.Size]) != e.SHA256 {
+				return false, &ObjectError{Path: "(repack)", SHA256: e.SHA256, Reason: fmt.Sprintf("pack %s at %d does not hold it", pack, off), Err: ErrCorruptObject}
+			}
+			if buf.Len() > 0 && int64(buf.Len())+e.Size > RepackPackBytes {
+				if err := flush(); err != nil {
+					return false, err
+				}
+			}
+			buf.Write(data[off : off+e.Size])
+			pending = append(pending, spot{pack, off})
+		}
+		rep.Packs = append(rep.Packs, GCObject{Key: PackKey(pack), Size: sizes[PackKey(pack)].Size, ModTime: sizes[PackKey(pack)].ModTime})
+	}
+	if err := flush(); err != nil {
+		return false, err
+	}
+	next := &Manifest{Format: FormatVersion, Seq: m.Seq + 1, Fences: maps.Clone(m.Fences)}
+	var written [][]byte
+	for i, ref := range m.Shards {
+		changed := false
+		entries := maps.Clone(shards[i])
+		for p, e := range entries {
+			if to, ok := moved[spot{e.Pack, e.Off}]; ok && e.Packed() {
+				e.Pack, e.Off = to.pack, to.off
+				entries[p] = e
+				changed = true
+				rep.Entries++
+			}
+		}
+		if !changed {
+			next.Shards = append(next.Shards, ref)
+			continue
+		}
+		data, id := EncodeShard(entries)
+		written = append(written, data)
+		next.Shards = append(next.Shards, ShardRef{Lo: ref.Lo, ID: id, Count: len(entries), Bytes: int64(len(data))})
+	}
+	for _, data := range written {
+		if _, err := backend.PutBytes(ctx, b, ShardKey(ShardID(data)), data, backend.Cond{IfAbsent: true}); err != nil && !backend.IsPrecondition(err) {
+			return false, fmt.Errorf("repack: write shard: %w", err)
+		}
+	}
+	if err := WriteHistory(ctx, b, head); err != nil {
+		return false, fmt.Errorf("repack: %w", err)
+	}
+	_, err = backend.PutBytes(ctx, b, ManifestKey, EncodeManifest(next), backend.Cond{IfMatch: head.Version})
+	if backend.IsPrecondition(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("repack: write manifest: %w", err)
+	}
+	rep.Seq = next.Seq
+	return true, nil
+}

@@ -1,0 +1,135 @@
+package syncer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
+)
+
+// packsInFlight bounds the packs a push holds in memory at once: each is
+// built in a buffer of at most Config.PackSize bytes before it is named by
+// its hash and uploaded.
+const packsInFlight = 4
+
+// planPacks splits the distinct contents of a push (order, each with its
+// uploads) into packs of small files and the contents stored alone. Packs
+// follow path order, so a pull of a directory reads contiguous ranges. A
+// pack of one member would cost what a plain object costs and is stored as
+// one instead: a one-file push stays at its five requests.
+func (s *Syncer) planPacks(order []string, bySHA map[string][]upload) (packs [][]string, alone []string) {
+	small := func(sha string) bool {
+		size := bySHA[sha][0].local.size
+		return s.cfg.PackThreshold > 0 && size > 0 && size < s.cfg.PackThreshold
+	}
+	var cands []string
+	for _, sha := range order {
+		if small(sha) {
+			cands = append(cands, sha)
+		} else {
+			alone = append(alone, sha)
+		}
+	}
+	slices.SortFunc(cands, func(a, b string) int { return strings.Compare(bySHA[a][0].path, bySHA[b][0].path) })
+	var cur []string
+	var size int64
+	flush := func() {
+		if len(cur) == 1 {
+			alone = append(alone, cur[0])
+		} else if len(cur) > 1 {
+			packs = append(packs, cur)
+		}
+		cur, size = nil, 0
+	}
+	for _, sha := range cands {
+		n := bySHA[sha][0].local.size
+		if len(cur) > 0 && size+n > s.cfg.PackSize {
+			flush()
+		}
+		cur = append(cur, sha)
+		size += n
+	}
+	flush()
+	return packs, alone
+}
+
+// packMember is one content placed in a pack, with the upload whose file
+// supplied its bytes.
+type packMember struct {
+	sha     string
+	from    upload
+	off     int64
+	changed []upload // paths of the content whose bytes moved: they stay dirty
+}
+
+// buildPack reads the members' files into one buffer, each through the
+// verifying reader: a file whose bytes no longer hash to what planning
+// computed is left out (its paths stay dirty), so a pack never holds bytes
+// an entry does not name. It returns the pack bytes, the members placed and
+// the contents left out.
+func (s *Syncer) buildPack(shas []string, bySHA map[string][]upload) ([]byte, []packMember, []string, error) {
+	var total int64
+	for _, sha := range shas {
+		total += bySHA[sha][0].local.size
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, total))
+	var placed []packMember
+	var dropped []string
+	for _, sha := range shas {
+		ok := false
+		var changed []upload
+		for _, u := range bySHA[sha] {
+			off := int64(buf.Len())
+			err := s.readVerified(buf, u)
+			if errors.Is(err, errChangedWhileRead) {
+				buf.Truncate(int(off))
+				changed = append(changed, u)
+				continue
+			}
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("push %s: %w", u.path, err)
+			}
+			placed = append(placed, packMember{sha: sha, from: u, off: off, changed: changed})
+			ok = true
+			break
+		}
+		if !ok {
+			dropped = append(dropped, sha)
+		}
+	}
+	return buf.Bytes(), placed, dropped, nil
+}
+
+// readVerified appends u's planned bytes to buf, or fails with
+// errChangedWhileRead when they no longer hash to u.sha.
+func (s *Syncer) readVerified(buf *bytes.Buffer, u upload) error {
+	f, err := s.local.open(u.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	vr := &verifyingReader{f: f, size: u.local.size, want: u.sha, h: sha256.New()}
+	_, err = io.Copy(buf, vr)
+	if vr.failed {
+		return errChangedWhileRead
+	}
+	return err
+}
+
+// sendPack builds and stores one pack and returns its members placed and
+// whether the pack's bytes were sent (false: the store had them).
+func (s *Syncer) sendPack(ctx context.Context, b backend.Backend, shas []string, bySHA map[string][]upload) (pack string, placed []packMember, dropped []string, sent bool, err error) {
+	data, placed, dropped, err := s.buildPack(shas, bySHA)
+	if err != nil || len(placed) == 0 {
+		return "", nil, dropped, false, err
+	}
+	pack, sent, err = index.PutPack(ctx, b, data)
+	return pack, placed, dropped, sent, err
+}

@@ -1,0 +1,183 @@
+package syncer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
+)
+
+// Bounds of how a pull reads packs.
+const (
+	// runGap is the largest hole between two wanted ranges of one pack that
+	// a single ranged read still spans: reading it costs less than a
+	// request.
+	runGap = 64 << 10
+	// sharedBufferMax bounds the bytes buffered to install one packed
+	// content at several paths from one read; larger ones are read again.
+	sharedBufferMax = 16 << 20
+	// runMax bounds the span of one ranged read, so a cold pull of a few
+	// large packs still installs with several workers (each install
+	// fsyncs) at a few requests per pack.
+	runMax = 4 << 20
+)
+
+// packSpot is one location in a pack and the downloads that want it (one
+// content at several paths).
+type packSpot struct {
+	off, size int64
+	acts      []pullAction
+}
+
+// packRun is one ranged read of a pack: the spots it serves, ascending.
+type packRun struct {
+	pack  string
+	spots []packSpot
+}
+
+func (r packRun) rng() backend.Range {
+	last := r.spots[len(r.spots)-1]
+	return backend.Range{Offset: r.spots[0].off, Length: last.off + last.size - r.spots[0].off}
+}
+
+// packRuns groups packed downloads by pack and coalesces each pack's wanted
+// ranges into runs: ranges closer than runGap share one read, and when the
+// wanted bytes are at least half of the span from the first to the last,
+// the whole span is read, holes included. No run spans more than runMax
+// bytes (unless one range alone does).
+func packRuns(acts []pullAction) []packRun {
+	byPack := map[string]map[int64]*packSpot{}
+	for _, a := range acts {
+		spots := byPack[a.entry.Pack]
+		if spots == nil {
+			spots = map[int64]*packSpot{}
+			byPack[a.entry.Pack] = spots
+		}
+		sp := spots[a.entry.Off]
+		if sp == nil {
+			sp = &packSpot{off: a.entry.Off, size: a.entry.Size}
+			spots[a.entry.Off] = sp
+		}
+		if a.entry.Size != sp.size {
+			// Two entries claim different lengths at one offset: no shared
+			// read can serve both, so this one is read on its own.
+			byPack[a.entry.Pack+"\x00"+a.path] = map[int64]*packSpot{a.entry.Off: {off: a.entry.Off, size: a.entry.Size, acts: []pullAction{a}}}
+			continue
+		}
+		sp.acts = append(sp.acts, a)
+	}
+	var runs []packRun
+	for _, key := range slices.Sorted(maps.Keys(byPack)) {
+		var spots []packSpot
+		var wanted int64
+		for _, sp := range byPack[key] {
+			spots = append(spots, *sp)
+			wanted += sp.size
+		}
+		slices.SortFunc(spots, func(a, b packSpot) int { return cmpInt64(a.off, b.off) })
+		pack := spots[0].acts[0].entry.Pack
+		first, last := spots[0], spots[len(spots)-1]
+		whole := 2*wanted >= last.off+last.size-first.off && !overlaps(spots)
+		cur := packRun{pack: pack}
+		end := int64(0)
+		for _, sp := range spots {
+			far := !whole && sp.off-end > runGap
+			if len(cur.spots) > 0 && (sp.off < end || far || sp.off+sp.size-cur.spots[0].off > runMax) {
+				runs = append(runs, cur)
+				cur = packRun{pack: pack}
+			}
+			cur.spots = append(cur.spots, sp)
+			end = sp.off + sp.size
+		}
+		runs = append(runs, cur)
+	}
+	return runs
+}
+
+// overlaps reports whether sorted spots overlap (only a corrupt index has
+// such entries; a run never reads backwards).
+func overlaps(spots []packSpot) bool {
+	for i := 1; i < len(spots); i++ {
+		if spots[i].off < spots[i-1].off+spots[i-1].size {
+			return true
+		}
+	}
+	return false
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// downloadRun reads one run with a single ranged read and installs each
+// spot's bytes at its paths, each through the verifying, atomic install:
+// bytes that do not hash to their entry are reported for that path and
+// never installed, and the run goes on. settle records each outcome.
+func (s *Syncer) downloadRun(ctx context.Context, b backend.Backend, run packRun, settle func(pullAction, localFile, error) error) error {
+	r := run.rng()
+	head := run.spots[0].acts[0]
+	rc, err := index.OpenPackRange(ctx, b, head.path, head.entry.SHA256, run.pack, r)
+	var oe *index.ObjectError
+	if errors.As(err, &oe) {
+		for _, sp := range run.spots {
+			for _, a := range sp.acts {
+				e := *oe
+				e.Path, e.SHA256 = a.path, a.entry.SHA256
+				if err := settle(a, localFile{}, &e); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err != nil {
+		return settle(head, localFile{}, err)
+	}
+	defer rc.Close()
+	pos := r.Offset
+	for _, sp := range run.spots {
+		if _, err := io.CopyN(io.Discard, rc, sp.off-pos); err != nil {
+			return settle(sp.acts[0], localFile{}, err)
+		}
+		pos = sp.off + sp.size
+		part := io.LimitReader(rc, sp.size)
+		if len(sp.acts) > 1 && sp.size <= sharedBufferMax {
+			data, err := io.ReadAll(part)
+			if err != nil {
+				return settle(sp.acts[0], localFile{}, err)
+			}
+			for _, a := range sp.acts {
+				lf, err := s.local.install(a.path, bytes.NewReader(data), a.entry)
+				if err := settle(a, lf, err); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		lf, err := s.local.install(sp.acts[0].path, part, sp.acts[0].entry)
+		if _, derr := io.Copy(io.Discard, part); derr != nil && err == nil {
+			err = derr
+		}
+		if err := settle(sp.acts[0], lf, err); err != nil {
+			return err
+		}
+		for _, a := range sp.acts[1:] {
+			lf, err := s.download(ctx, b, a.path, a.entry)
+			if err := settle(a, lf, err); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
