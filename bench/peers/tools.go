@@ -91,7 +91,7 @@ func newSilt(path string, ep endpoint) *tool {
 		env: append(awsEnv(ep), "AWS_CONFIG_FILE=/dev/null")}
 	q := url.Values{"endpoint": {ep.url}, "use_path_style": {"true"}, "region": {ep.region}}
 	t.bind = func(c copyOf) command {
-		return t.cmd("init", "--json", "--force", "--dir", c.dir, "s3://"+c.remote("")+"?"+q.Encode())
+		return t.cmd("init", "--json", "--force", "--adopt", "--dir", c.dir, "s3://"+c.remote("")+"?"+q.Encode())
 	}
 	t.push = func(c copyOf, cold bool) command {
 		return t.cmd("push", "--json", "--dir", c.dir, "--max-delete", "-1")
