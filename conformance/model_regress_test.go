@@ -10,6 +10,7 @@ import (
 	"github.com/siltsync/silt/backend/fs"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -376,4 +377,48 @@ func TestModel_Regression_RetriedPullTakesDeletionOfLazyRecord(t *testing.T) {
 			t.Fatalf("committed %q, want the new file b-new", got)
 		}
 	})
+}
+
+// F15 (a model run on mem with a random seed, format 3): a push that
+// emptied a shard had its neighbour, which it also rebuilt, widen over the
+// dropped range, and recorded the widened shard as reconciled because its
+// narrower base was. A peer's removal in the dropped range, which this
+// cache never pulled, was then skipped by its next pull: the file stayed,
+// unchanged, with no conflict.
+func TestModel_Regression_WidenedShardSkipsPeerDeletion(t *testing.T) {
+	regress(t, "", func(t *testing.T, bk *bucket) {
+		a, b := bk.host(withShardMax(4)), bk.host(withShardMax(4))
+		a.writeMark(map[string]string{"data/t/1/a1": "a1", "data/t/1/a2": "a2", "data/t/2/l": "l", "data/t/2/x": "x", "data/t/3/z": "z"})
+		a.push() // S0 = {a1, a2}, S1 = {l, x}, S2 = {z}
+		if n := shardCount(t, bk); n != 3 {
+			t.Fatalf("the first push committed %d shards, want 3: the test no longer covers a dropped shard", n)
+		}
+		b.pull() // reconciles S0 and S1
+		a.remove("data/t/2/l")
+		a.mark("data/t/2/l")
+		a.push() // S1 = {x}; b never sees this one
+		b.writeMark(map[string]string{"data/t/1/a1": "a1 v2"})
+		b.remove("data/t/2/x")
+		b.mark("data/t/2/x")
+		if st := b.push(); st.Files.Conflicts != 0 {
+			t.Fatalf("push reported conflicts %v", st.Conflicts)
+		}
+		if n := shardCount(t, bk); n != 2 {
+			t.Fatalf("the push left %d shards, want 2 (S1 emptied, S0 widened over it)", n)
+		}
+		st := b.pull()
+		if _, ok := b.read("data/t/2/l"); ok {
+			t.Errorf("the peer's deletion never arrived: data/t/2/l is still in the cache (pull: %+v, conflicts %v)", st.Files, st.Conflicts)
+		}
+	})
+}
+
+// shardCount returns how many shards the committed manifest has.
+func shardCount(t *testing.T, bk *bucket) int {
+	t.Helper()
+	head, err := index.ReadManifest(context.Background(), bk.store, backend.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(head.Manifest.Shards)
 }

@@ -294,6 +294,7 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch ch
 		res.noop = true
 		return res, m, nil
 	}
+	from := map[string]int{} // new shard id -> the base shard it was merged onto
 	for i, ref := range base.Shards {
 		entries, ok := merged[i]
 		if !ok {
@@ -306,11 +307,21 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch ch
 			res.written[id] = true
 			if ref.ID != "" {
 				res.rebased[id] = base.SyncKey(i)
+				from[id] = i
 			}
 			next.Shards = append(next.Shards, index.ShardRef{Lo: part.lo, ID: id, Count: len(part.entries), Bytes: int64(len(data))})
 		}
 	}
 	next.Shards = dropEmpty(next.Shards)
+	// A new shard is as reconciled as its base only inside the base's
+	// range: one widened over an emptied, dropped neighbour now also holds
+	// that neighbour's range, whose removals this cache may never have
+	// seen (F15).
+	for j, ref := range next.Shards {
+		if i, ok := from[ref.ID]; ok && !base.Range(i).Covers(next.Range(j)) {
+			delete(res.rebased, ref.ID)
+		}
+	}
 	return res, next, nil
 }
 

@@ -57,7 +57,8 @@
 //   - "Fully synced" is never one number: this machine records, per shard
 //     object and range, that it reconciled every entry; a scoped pull
 //     records only shards inside its scope, and a push records only shards
-//     it rebuilt from ones already reconciled. A push with nothing to send
+//     it rebuilt from ones already reconciled, within their ranges (a shard
+//     widened over an emptied neighbour is not). A push with nothing to send
 //     records nothing and sends nothing.
 //   - Per-machine state (local mtimes, hydration, dirty marks, the highest
 //     manifest seen) lives in a bbolt file under DIR/.silt and never goes to the
