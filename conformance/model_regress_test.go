@@ -422,3 +422,30 @@ func shardCount(t *testing.T, bk *bucket) int {
 	}
 	return len(head.Manifest.Shards)
 }
+
+// F16 (a model run with a random seed on the packs branch): HydrateFile of
+// a file this cache had hydrated, then deleted locally, tried the recorded
+// entry first; its bytes were still in the store, so it installed them,
+// although the index had since moved the path on to a peer's version.
+func TestModel_Regression_HydrateAfterLocalDeletionInstallsStaleBytes(t *testing.T) {
+	regress(t, "", func(t *testing.T, bk *bucket) {
+		ctx := context.Background()
+		a, b := bk.host(), bk.host()
+		a.writeMark(map[string]string{"data/t/1/raw": "A"})
+		a.push()
+		b.pull() // hydrated record of A
+		a.writeMark(map[string]string{"data/t/1/raw": "B"})
+		a.push()
+		b.remove("data/t/1/raw")
+		b.mark("data/t/1/raw")
+		if _, err := b.s.Pull(ctx, syncer.PullOptions{MetadataOnly: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := b.s.HydrateFile(ctx, "data/t/1/raw"); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := b.read("data/t/1/raw"); ok && got != "B" {
+			t.Fatalf("hydrate installed %q, an entry the index no longer has (committed: B)", got)
+		}
+	})
+}
