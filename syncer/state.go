@@ -173,7 +173,12 @@ func (t stx) keepSyncedOnly(m *index.Manifest) error {
 	for i := range m.Shards {
 		keep[m.SyncKey(i)] = true
 	}
-	b := t.tx.Bucket(bucketSynced)
+	return dropKeysNotIn(t.tx.Bucket(bucketSynced), keep)
+}
+
+// dropKeysNotIn deletes every key of b that keep does not hold. Keys are
+// collected first: bbolt forbids deleting under ForEach.
+func dropKeysNotIn(b *bolt.Bucket, keep map[string]bool) error {
 	var drop [][]byte
 	_ = b.ForEach(func(k, _ []byte) error {
 		if !keep[string(k)] {
@@ -204,22 +209,10 @@ func (t stx) cacheShard(id string, data []byte) error {
 // forgetShards drops cached shards and sync records that the latest full
 // manifest no longer references, so local state stays the size of one index.
 func (t stx) forgetShards(keepIDs, keepSynced map[string]bool) error {
-	for name, keep := range map[string]map[string]bool{string(bucketSynced): keepSynced, string(bucketShards): keepIDs} {
-		b := t.tx.Bucket([]byte(name))
-		var drop [][]byte
-		_ = b.ForEach(func(k, _ []byte) error {
-			if !keep[string(k)] {
-				drop = append(drop, append([]byte(nil), k...))
-			}
-			return nil
-		})
-		for _, k := range drop {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
+	if err := dropKeysNotIn(t.tx.Bucket(bucketSynced), keepSynced); err != nil {
+		return err
 	}
-	return nil
+	return dropKeysNotIn(t.tx.Bucket(bucketShards), keepIDs)
 }
 
 func (t stx) metaUint(k []byte) uint64 {
