@@ -108,11 +108,11 @@ func PullDuringPush(ctx context.Context, cfg PullDuringPushConfig) (PullDuringPu
 			return res, err
 		}
 		pull = func(ctx context.Context) error {
-			_, err := sv.c.Pull(ctx, serve.PullRequest{Scope: []string{pullModel}})
+			_, err := sv.c.Pull(ctx, syncer.PullOptions{Scope: []string{pullModel}})
 			return err
 		}
 		push = func(ctx context.Context) error {
-			j, err := sv.c.Start(ctx, "/v1/push", serve.PushRequest{Paths: []string{pushModel}})
+			j, err := sv.c.Start(ctx, "/v1/push", serve.PushRequest{PushOptions: syncer.PushOptions{Paths: []string{pushModel}}})
 			if err != nil {
 				return err
 			}

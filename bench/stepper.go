@@ -95,12 +95,12 @@ func (s *service) lock(ctx context.Context, key string) (func(), error) {
 }
 
 func (s *service) pull(ctx context.Context, scope string) error {
-	_, err := s.c.Pull(ctx, serve.PullRequest{Scope: []string{scope}})
+	_, err := s.c.Pull(ctx, syncer.PullOptions{Scope: []string{scope}})
 	return err
 }
-func (s *service) mark(ctx context.Context, p string) error { return s.c.MarkDirty(ctx, p) }
+func (s *service) mark(ctx context.Context, p string) error { return s.c.MarkPaths(ctx, p) }
 func (s *service) push(ctx context.Context, scope string) (syncer.Stats, error) {
-	return s.c.Push(ctx, serve.PushRequest{Paths: []string{scope}})
+	return s.c.Push(ctx, syncer.PushOptions{Paths: []string{scope}})
 }
 func (s *service) close(ctx context.Context) error {
 	err := errors.Join(s.c.Close(), s.srv.Shutdown(ctx))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -21,14 +22,14 @@ type Client struct {
 	hc    *http.Client
 	base  string
 	token string
+	info  Info // what Dial found
 }
 
 // NewUnixClient returns a client for the service listening on the Unix
 // socket at path.
 func NewUnixClient(path string) *Client {
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", path)
+		return dialUnix(ctx, path)
 	}}
 	return &Client{hc: &http.Client{Transport: tr}, base: "http://silt"}
 }
@@ -47,23 +48,7 @@ func (c *Client) Close() error {
 
 // call sends one request and decodes the reply into out.
 func (c *Client) call(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(data)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.send(ctx, method, path, body)
 	if err != nil {
 		return err
 	}
@@ -73,13 +58,7 @@ func (c *Client) call(ctx context.Context, method, path string, body, out any) e
 		return fmt.Errorf("serve: read reply of %s: %w", path, err)
 	}
 	if resp.StatusCode >= 300 {
-		var eb errorBody
-		if err := json.Unmarshal(data, &eb); err != nil || eb.Error == nil {
-			return &Error{Code: CodeInternal, Status: resp.StatusCode,
-				Message: fmt.Sprintf("serve: %s: HTTP %d: %s", path, resp.StatusCode, strings.TrimSpace(string(data)))}
-		}
-		eb.Error.Status = resp.StatusCode
-		return eb.Error
+		return replyError(path, resp.StatusCode, data)
 	}
 	if out == nil {
 		return nil
@@ -90,46 +69,194 @@ func (c *Client) call(ctx context.Context, method, path string, body, out any) e
 	return nil
 }
 
+// replyError is the *Error of a failed reply.
+func replyError(path string, status int, data []byte) error {
+	var eb errorBody
+	if err := json.Unmarshal(data, &eb); err != nil || eb.Error == nil {
+		return &Error{Code: CodeInternal, Status: status,
+			Message: fmt.Sprintf("serve: %s: HTTP %d: %s", path, status, strings.TrimSpace(string(data)))}
+	}
+	eb.Error.Status = status
+	return eb.Error
+}
+
+// stream sends an operation whose reply is a stream of events, passing
+// each to obs, and decodes the final result into out.
+func (c *Client) stream(ctx context.Context, path string, body, out any, obs syncer.Observer) error {
+	resp, err := c.send(ctx, http.MethodPost, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		data, _ := io.ReadAll(resp.Body)
+		return replyError(path, resp.StatusCode, data)
+	}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var e event
+		if err := dec.Decode(&e); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("serve: read reply of %s: %w", path, err)
+		}
+		switch {
+		case e.Change != nil:
+			if obs.OnChange != nil {
+				obs.OnChange(*e.Change)
+			}
+		case e.Progress != nil:
+			if obs.Progress != nil {
+				obs.Progress(*e.Progress)
+			}
+		case e.Error != nil:
+			e.Error.Status = statusOf(e.Error.Code)
+			return e.Error
+		default:
+			if err := json.Unmarshal(e.Result, out); err != nil {
+				return fmt.Errorf("serve: decode reply of %s: %w", path, err)
+			}
+			return nil
+		}
+	}
+}
+
+// send sends one request.
+func (c *Client) send(ctx context.Context, method, path string, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return c.hc.Do(req)
+}
+
 // Info describes the service.
 func (c *Client) Info(ctx context.Context) (Info, error) {
 	var out Info
 	return out, c.call(ctx, http.MethodGet, "/v1/info", nil, &out)
 }
 
-// Pull runs a pull and returns its Stats.
-func (c *Client) Pull(ctx context.Context, req PullRequest) (syncer.Stats, error) {
-	req.Async = false
-	var out syncer.Stats
-	return out, c.call(ctx, http.MethodPost, "/v1/pull", req, &out)
+// Root is the served cache's data root (DIR, or DIR/NAMESPACE), as the
+// service reported it when Dial reached it; "" for a client made otherwise.
+func (c *Client) Root() string { return c.info.Root }
+
+// Served describes the service Dial reached.
+func (c *Client) Served() Info { return c.info }
+
+// callOptions are the CallOptions for ctx's Observer: an observer with
+// callbacks asks for a streamed reply.
+func callOptions(ctx context.Context) CallOptions {
+	o := syncer.ObserverOf(ctx)
+	return CallOptions{Stream: o.OnChange != nil || o.Progress != nil, ProgressChecks: o.ProgressChecks, MaxChanges: o.MaxChanges}
 }
 
-// Push runs a push (of req.Paths only, when set) and returns its Stats.
-func (c *Client) Push(ctx context.Context, req PushRequest) (syncer.Stats, error) {
-	req.Async = false
-	var out syncer.Stats
-	return out, c.call(ctx, http.MethodPost, "/v1/push", req, &out)
+// op sends one operation, with its CallOptions set from ctx, and decodes
+// its result into out (streaming the events to ctx's Observer).
+func (c *Client) op(ctx context.Context, path string, co *CallOptions, body, out any) error {
+	*co = callOptions(ctx)
+	if !co.Stream {
+		return c.call(ctx, http.MethodPost, path, body, out)
+	}
+	return c.stream(ctx, path, body, out, syncer.ObserverOf(ctx))
+}
+
+// Pull runs a pull and returns its Stats, as syncer.Syncer.Pull does.
+func (c *Client) Pull(ctx context.Context, opts syncer.PullOptions) (syncer.Stats, error) {
+	req := PullRequest{PullOptions: opts}
+	var out Stats
+	err := c.op(ctx, "/v1/pull", &req.CallOptions, &req, &out)
+	return statsOf(out, "pull", err)
+}
+
+// Push runs a push and returns its Stats, as syncer.Syncer.Push does.
+func (c *Client) Push(ctx context.Context, opts syncer.PushOptions) (syncer.Stats, error) {
+	req := PushRequest{PushOptions: opts}
+	var out Stats
+	err := c.op(ctx, "/v1/push", &req.CallOptions, &req, &out)
+	return statsOf(out, "push", err)
+}
+
+// statsOf is the library Stats of a reply; a failed call reports at least
+// its operation, as the Syncer does.
+func statsOf(st Stats, op string, err error) (syncer.Stats, error) {
+	out := st.Engine()
+	if out.Op == "" {
+		out.Op = op
+	}
+	return out, err
 }
 
 // Prepare uploads what a push would and returns the manifest to commit.
-func (c *Client) Prepare(ctx context.Context, req PushRequest) (PrepareResponse, error) {
-	req.Async = false
+func (c *Client) Prepare(ctx context.Context, opts syncer.PushOptions) (PrepareResponse, error) {
+	req := PushRequest{PushOptions: opts}
 	var out PrepareResponse
-	return out, c.call(ctx, http.MethodPost, "/v1/prepare", req, &out)
+	return out, c.op(ctx, "/v1/prepare", &req.CallOptions, &req, &out)
+}
+
+// PreparePush is Prepare with syncer.Syncer.PreparePush's results.
+func (c *Client) PreparePush(ctx context.Context, opts syncer.PushOptions) (*syncer.PushManifest, syncer.Stats, error) {
+	r, err := c.Prepare(ctx, opts)
+	st, _ := statsOf(r.Stats, "prepare", nil)
+	if err != nil {
+		return nil, st, err
+	}
+	var m syncer.PushManifest
+	if err := json.Unmarshal(r.Manifest, &m); err != nil {
+		return nil, st, fmt.Errorf("serve: decode prepared manifest: %w", err)
+	}
+	return &m, st, nil
 }
 
 // Commit commits a prepared manifest.
 func (c *Client) Commit(ctx context.Context, manifest json.RawMessage, fence *syncer.Fence) (syncer.Stats, error) {
-	var out syncer.Stats
-	return out, c.call(ctx, http.MethodPost, "/v1/commit", CommitRequest{Manifest: manifest, Fence: fence}, &out)
+	req := CommitRequest{Manifest: manifest, Fence: fence}
+	var out Stats
+	err := c.op(ctx, "/v1/commit", &req.CallOptions, &req, &out)
+	return statsOf(out, "commit", err)
 }
 
-// MarkDirty marks paths dirty.
-func (c *Client) MarkDirty(ctx context.Context, paths ...string) error {
+// CommitPush is Commit with syncer.Syncer.CommitPush's arguments.
+func (c *Client) CommitPush(ctx context.Context, m *syncer.PushManifest, fence *syncer.Fence) (syncer.Stats, error) {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return syncer.Stats{Op: "commit"}, err
+	}
+	return c.Commit(ctx, data, fence)
+}
+
+// markTimeout bounds MarkDirty and MarkAllDirty, whose library signatures
+// take no context: one small request to a local service.
+const markTimeout = time.Minute
+
+// MarkDirty marks one path dirty, as syncer.Syncer.MarkDirty does.
+func (c *Client) MarkDirty(path string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), markTimeout)
+	defer cancel()
+	return c.MarkPaths(ctx, path)
+}
+
+// MarkPaths marks paths dirty.
+func (c *Client) MarkPaths(ctx context.Context, paths ...string) error {
 	return c.call(ctx, http.MethodPost, "/v1/dirty", DirtyRequest{Paths: paths}, nil)
 }
 
 // MarkAllDirty makes the next push walk everything.
-func (c *Client) MarkAllDirty(ctx context.Context) error {
+func (c *Client) MarkAllDirty() error {
+	ctx, cancel := context.WithTimeout(context.Background(), markTimeout)
+	defer cancel()
 	return c.call(ctx, http.MethodPost, "/v1/dirty", DirtyRequest{All: true}, nil)
 }
 
@@ -139,24 +266,32 @@ func (c *Client) Status(ctx context.Context, remote bool) (syncer.Status, error)
 	return out, c.call(ctx, http.MethodPost, "/v1/status", StatusRequest{Remote: remote}, &out)
 }
 
-// Preview counts what a push would send.
-func (c *Client) Preview(ctx context.Context) (syncer.Preview, error) {
+// PreviewPush counts what a push would send.
+func (c *Client) PreviewPush(ctx context.Context) (syncer.Preview, error) {
 	var out syncer.Preview
 	return out, c.call(ctx, http.MethodPost, "/v1/preview", AsyncOption{}, &out)
 }
 
 // Hydrate downloads files a metadata-only pull left out.
 func (c *Client) Hydrate(ctx context.Context, paths ...string) (HydrateResponse, error) {
+	req := HydrateRequest{Paths: paths}
 	var out HydrateResponse
-	return out, c.call(ctx, http.MethodPost, "/v1/hydrate", HydrateRequest{Paths: paths}, &out)
+	return out, c.op(ctx, "/v1/hydrate", &req.CallOptions, &req, &out)
 }
 
-// Resolve settles conflicts (see syncer.Syncer.Resolve): req.Keep is
-// KeepLocal or KeepRemote.
-func (c *Client) Resolve(ctx context.Context, req ResolveRequest) (syncer.Stats, error) {
-	req.Async = false
-	var out syncer.Stats
-	return out, c.call(ctx, http.MethodPost, "/v1/resolve", req, &out)
+// HydrateFile is Hydrate of one path, as syncer.Syncer.HydrateFile does.
+func (c *Client) HydrateFile(ctx context.Context, path string) (bool, syncer.Stats, error) {
+	r, err := c.Hydrate(ctx, path)
+	st, _ := statsOf(r.Stats, "hydrate", nil)
+	return err == nil && len(r.Found) == 1 && r.Found[0], st, err
+}
+
+// Resolve settles conflicts, as syncer.Syncer.Resolve does.
+func (c *Client) Resolve(ctx context.Context, opts syncer.ResolveOptions) (syncer.Stats, error) {
+	req := ResolveRequest{ResolveOptions: opts}
+	var out Stats
+	err := c.op(ctx, "/v1/resolve", &req.CallOptions, &req, &out)
+	return statsOf(out, "resolve", err)
 }
 
 // Start runs an operation (path such as "/v1/pull", req with Async set

@@ -16,6 +16,7 @@ import (
 // the message.
 const (
 	CodeBadRequest     = "bad_request"      // malformed request body or parameters
+	CodeTooLarge       = "too_large"        // the request body is over the limit (64 MiB)
 	CodeUnauthorized   = "unauthorized"     // missing or wrong bearer token (TCP only)
 	CodeNotFound       = "not_found"        // no such record, job, lease or endpoint
 	CodeInvalidPath    = "invalid_path"     // a path escapes the cache or names silt's own files
@@ -105,12 +106,16 @@ var errorMap = []struct {
 	{context.Canceled, CodeCanceled, 499},
 	{context.DeadlineExceeded, CodeTimeout, http.StatusGatewayTimeout},
 	{errBadRequest, CodeBadRequest, http.StatusBadRequest},
+	{errTooLarge, CodeTooLarge, http.StatusRequestEntityTooLarge},
+	{syncer.ErrInvalidOption, CodeBadRequest, http.StatusBadRequest},
+	{syncer.ErrNoResolution, CodeBadRequest, http.StatusBadRequest},
 	{errNotFound, CodeNotFound, http.StatusNotFound},
 	{errUnavailable, CodeUnavailable, http.StatusServiceUnavailable},
 }
 
 var (
 	errBadRequest  = errors.New("bad request")
+	errTooLarge    = errors.New("request too large")
 	errNotFound    = errors.New("not found")
 	errUnavailable = errors.New("service is shutting down")
 )

@@ -107,45 +107,17 @@ func (t *jobTable) get(id string) (*job, bool) {
 	return j, ok
 }
 
-// progress attributes one finished transfer to the job it belongs to.
-// syncer.Progress names the operation kind but not the call, so among
-// running jobs of that kind it picks the one whose count this continues
-// (Done is one more than the job saw, with the same Total), or, for a
-// first transfer, the oldest job with none yet. With the Syncer running
-// one operation at a time that is exact; once the engine runs operations
-// in parallel, a per-call progress callback would make it exact again.
-func (t *jobTable) progress(p syncer.Progress) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var first, cont, only *job
-	n := 0
-	for _, j := range t.order {
-		if j.State != JobRunning || j.kind != p.Op {
-			continue
-		}
-		n++
-		only = j
-		if cont == nil && j.Progress.Files == p.Done-1 && (j.Progress.TotalFiles == p.Total || p.Done == 1) {
-			cont = j
-		}
-		if first == nil && j.Progress.Files == 0 {
-			first = j
-		}
-	}
-	var j *job
-	switch {
-	case n == 1:
-		j = only
-	case p.Done == 1 && first != nil:
-		j = first
-	case cont != nil:
-		j = cont
-	default:
+// progressOf counts one finished transfer of j's operation (the Syncer
+// tells each call its own progress through the context's Observer).
+func (t *jobTable) progressOf(j *job, p syncer.Progress) {
+	if p.Phase == "check" {
 		return
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	j.Progress.Files = p.Done
 	j.Progress.TotalFiles = p.Total
-	j.Progress.Bytes += p.Bytes
+	j.Progress.Bytes = p.DoneBytes
 }
 
 func (s *Server) handleJobs(w http.ResponseWriter, r *http.Request) {

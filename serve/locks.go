@@ -5,17 +5,25 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/siltsync/silt/index"
 	"net/http"
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/lock"
 )
 
 // LockPrefix is where lock objects live, relative to the namespace root:
 // the same place `silt lock` uses, so both see the same locks.
 const LockPrefix = index.LocksPrefix
+
+// MaxLockTTL and MaxLockWait bound a lock request: a holder that vanishes
+// keeps a lock at most MaxLockTTL (it heartbeats to keep it longer), and
+// one acquire waits at most MaxLockWait.
+const (
+	MaxLockTTL  = 24 * time.Hour
+	MaxLockWait = time.Hour
+)
 
 // heldLease is a lock the service holds for a client. The lock package
 // heartbeats it; the client must heartbeat the service, or expiry releases
@@ -33,6 +41,10 @@ func (s *Server) newLock(req LockRequest) (*lock.Lock, error) {
 	}
 	if req.TTLMs < 0 || req.MaxWaitMs < -1 {
 		return nil, badRequest("ttlMs must not be negative, maxWaitMs not below -1")
+	}
+	if req.TTLMs > MaxLockTTL.Milliseconds() || req.MaxWaitMs > MaxLockWait.Milliseconds() {
+		return nil, badRequest("ttlMs is at most %d (%v), maxWaitMs at most %d (%v)",
+			MaxLockTTL.Milliseconds(), MaxLockTTL, MaxLockWait.Milliseconds(), MaxLockWait)
 	}
 	maxWait := time.Duration(req.MaxWaitMs) * time.Millisecond
 	if req.MaxWaitMs == 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"path"
+	"strings"
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/syncer"
@@ -17,8 +18,13 @@ func (s *Server) handlePull(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	s.run(w, r, "pull", "pull", req.Async, func(ctx context.Context) (any, error) {
-		return s.sync.Pull(ctx, syncer.PullOptions{Scope: req.Scope, MetadataOnly: req.MetadataOnly})
+	if _, err := syncer.LazyGlobs(req.Lazy...); err != nil {
+		writeError(w, badRequest("lazy: %v", err))
+		return
+	}
+	s.runCall(w, r, "pull", req.Async, req.CallOptions, func(ctx context.Context) (any, error) {
+		st, err := s.sync.Pull(ctx, req.PullOptions)
+		return wireStats(st), err
 	})
 }
 
@@ -32,11 +38,16 @@ func (s *Server) markPaths(paths []string) error {
 	return nil
 }
 
-func pushOptions(req PushRequest) (syncer.PushOptions, error) {
-	if req.MaxDelete < 0 {
-		return syncer.PushOptions{}, badRequest("maxDelete must not be negative (0: no limit)")
+func checkPush(o syncer.PushOptions) error {
+	if o.MaxDelete < 0 {
+		return badRequest("maxDelete must not be negative (0: no limit)")
 	}
-	return syncer.PushOptions{MaxDelete: req.MaxDelete, DryRun: req.DryRun, Fence: req.Fence, All: req.All, Paths: req.Paths}, nil
+	if o.Fence != nil {
+		if err := backend.ValidateKey(o.Fence.Key); err != nil {
+			return badRequest("fence key: %v", err)
+		}
+	}
+	return nil
 }
 
 func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
@@ -45,13 +56,13 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	opts, err := pushOptions(req)
-	if err != nil {
+	if err := checkPush(req.PushOptions); err != nil {
 		writeError(w, err)
 		return
 	}
-	s.run(w, r, "push", "push", req.Async, func(ctx context.Context) (any, error) {
-		return s.sync.Push(ctx, opts)
+	s.runCall(w, r, "push", req.Async, req.CallOptions, func(ctx context.Context) (any, error) {
+		st, err := s.sync.Push(ctx, req.PushOptions)
+		return wireStats(st), err
 	})
 }
 
@@ -61,13 +72,12 @@ func (s *Server) handlePrepare(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	opts, err := pushOptions(req)
-	if err != nil {
+	if err := checkPush(req.PushOptions); err != nil {
 		writeError(w, err)
 		return
 	}
-	s.run(w, r, "prepare", "prepare", req.Async, func(ctx context.Context) (any, error) {
-		m, st, err := s.sync.PreparePush(ctx, opts)
+	s.runCall(w, r, "prepare", req.Async, req.CallOptions, func(ctx context.Context) (any, error) {
+		m, st, err := s.sync.PreparePush(ctx, req.PushOptions)
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +85,7 @@ func (s *Server) handlePrepare(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		return PrepareResponse{Manifest: data, Files: m.Files(), Stats: st}, nil
+		return PrepareResponse{Manifest: data, Files: m.Files(), Stats: wireStats(st)}, nil
 	})
 }
 
@@ -90,8 +100,13 @@ func (s *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("manifest: %v", err))
 		return
 	}
-	s.run(w, r, "commit", "commit", req.Async, func(ctx context.Context) (any, error) {
-		return s.sync.CommitPush(ctx, &m, req.Fence)
+	if err := checkPush(syncer.PushOptions{Fence: req.Fence}); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.runCall(w, r, "commit", req.Async, req.CallOptions, func(ctx context.Context) (any, error) {
+		st, err := s.sync.CommitPush(ctx, &m, req.Fence)
+		return wireStats(st), err
 	})
 }
 
@@ -150,17 +165,18 @@ func (s *Server) handleHydrate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("hydrate: no paths"))
 		return
 	}
-	s.run(w, r, "hydrate", "hydrate", req.Async, func(ctx context.Context) (any, error) {
-		out := HydrateResponse{Found: make([]bool, 0, len(req.Paths)), Stats: syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}}
+	s.runCall(w, r, "hydrate", req.Async, req.CallOptions, func(ctx context.Context) (any, error) {
+		total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
+		found := make([]bool, 0, len(req.Paths))
 		for _, p := range req.Paths {
 			ok, st, err := s.sync.HydrateFile(ctx, p)
-			out.Stats = addStats(out.Stats, st)
+			total = total.Add(st)
 			if err != nil {
 				return nil, err
 			}
-			out.Found = append(out.Found, ok)
+			found = append(found, ok)
 		}
-		return out, nil
+		return HydrateResponse{Found: found, Stats: wireStats(total)}, nil
 	})
 }
 
@@ -170,41 +186,18 @@ func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	opts := syncer.ResolveOptions{Paths: req.Paths, All: req.All}
-	switch req.Keep {
-	case KeepLocal:
-		opts.Keep = syncer.KeepLocal
-	case KeepRemote:
-		opts.Keep = syncer.TakeRemote
-	default:
-		writeError(w, badRequest("resolve: keep must be %q or %q, not %q", KeepLocal, KeepRemote, req.Keep))
+	if req.Keep != syncer.KeepLocal && req.Keep != syncer.TakeRemote {
+		writeError(w, badRequest("resolve: keep must be \"local\" or \"remote\""))
 		return
 	}
 	if len(req.Paths) == 0 && !req.All {
 		writeError(w, badRequest("resolve: give paths, or all"))
 		return
 	}
-	s.run(w, r, "resolve", "resolve", req.Async, func(ctx context.Context) (any, error) {
-		return s.sync.Resolve(ctx, opts)
+	s.runCall(w, r, "resolve", req.Async, req.CallOptions, func(ctx context.Context) (any, error) {
+		st, err := s.sync.Resolve(ctx, req.ResolveOptions)
+		return wireStats(st), err
 	})
-}
-
-// addStats sums b into a, for an endpoint that runs several calls.
-func addStats(a, b syncer.Stats) syncer.Stats {
-	a.Files.Downloaded += b.Files.Downloaded
-	a.Files.Unchanged += b.Files.Unchanged
-	a.Bytes.Down += b.Bytes.Down
-	a.Bytes.Up += b.Bytes.Up
-	a.Requests.Get += b.Requests.Get
-	a.Requests.Put += b.Requests.Put
-	a.Requests.List += b.Requests.List
-	a.Requests.Delete += b.Requests.Delete
-	a.Requests.Stat += b.Requests.Stat
-	a.Local.Examined += b.Local.Examined
-	a.Phases = append(a.Phases, b.Phases...)
-	a.Ms += b.Ms
-	a.Seq = max(a.Seq, b.Seq)
-	return a
 }
 
 // handleControl serves the control-plane store: get, put, put-if-absent,
@@ -216,11 +209,9 @@ func (s *Server) handleControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	verb := path.Base(r.URL.Path)
-	if verb != "list" {
-		if err := backend.ValidateKey(req.Key); err != nil {
-			writeError(w, badRequest("control key: %v", err))
-			return
-		}
+	if err := checkControl(verb, req); err != nil {
+		writeError(w, err)
+		return
 	}
 	c := s.sync.Control()
 	s.run(w, r, "control/"+verb, "control", false, func(ctx context.Context) (any, error) {
@@ -250,4 +241,24 @@ func (s *Server) handleControl(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil, errors.New("serve: unknown control verb " + verb)
 	})
+}
+
+// checkControl refuses a bad key or prefix before the store sees it, so
+// every one is a 400, never the store's error.
+func checkControl(verb string, req ControlRequest) error {
+	if verb != "list" {
+		if err := backend.ValidateKey(req.Key); err != nil {
+			return badRequest("control key: %v", err)
+		}
+		return nil
+	}
+	if req.Key != "" {
+		return badRequest("control list: give prefix, not key")
+	}
+	if p := strings.TrimSuffix(req.Prefix, "/"); p != "" {
+		if err := backend.ValidateKey(p); err != nil {
+			return badRequest("control prefix: %v", err)
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,7 +23,7 @@ func conflicted(t *testing.T, st *started, peer *syncer.Syncer, mine, theirs str
 		t.Fatal(err)
 	}
 	write(t, st.dir, "data/x", mine)
-	got, err := st.client.Push(t.Context(), PushRequest{Paths: []string{"data/x"}})
+	got, err := st.client.Push(t.Context(), syncer.PushOptions{Paths: []string{"data/x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func read(t *testing.T, dir, p string) string {
 func TestServer_Resolve_TakeRemoteThenKeepLocal(t *testing.T) {
 	st := start(t, mem.New())
 	write(t, st.dir, "data/x", "base")
-	if _, err := st.client.Push(t.Context(), PushRequest{All: true}); err != nil {
+	if _, err := st.client.Push(t.Context(), syncer.PushOptions{All: true}); err != nil {
 		t.Fatal(err)
 	}
 	peer, err := syncer.Open(t.Context(), syncer.Config{Backend: st.store, Dir: t.TempDir()})
@@ -60,7 +61,7 @@ func TestServer_Resolve_TakeRemoteThenKeepLocal(t *testing.T) {
 	defer peer.Close()
 
 	conflicted(t, st, peer, "mine 1", "theirs 1")
-	if _, err := st.client.Resolve(t.Context(), ResolveRequest{Paths: []string{"data/x"}, Keep: KeepRemote}); err != nil {
+	if _, err := st.client.Resolve(t.Context(), syncer.ResolveOptions{Paths: []string{"data/x"}, Keep: syncer.TakeRemote}); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, st.dir, "data/x"); got != "theirs 1" {
@@ -71,10 +72,10 @@ func TestServer_Resolve_TakeRemoteThenKeepLocal(t *testing.T) {
 	}
 
 	conflicted(t, st, peer, "mine 2", "theirs 2")
-	if _, err := st.client.Resolve(t.Context(), ResolveRequest{All: true, Keep: KeepLocal}); err != nil {
+	if _, err := st.client.Resolve(t.Context(), syncer.ResolveOptions{All: true, Keep: syncer.KeepLocal}); err != nil {
 		t.Fatal(err)
 	}
-	pushed, err := st.client.Push(t.Context(), PushRequest{Paths: []string{"data/x"}})
+	pushed, err := st.client.Push(t.Context(), syncer.PushOptions{Paths: []string{"data/x"}})
 	if err != nil || pushed.Files.Uploaded != 1 || pushed.Files.Conflicts != 0 {
 		t.Fatalf("push after keep local: %+v, %v", pushed, err)
 	}
@@ -88,18 +89,18 @@ func TestServer_Resolve_TakeRemoteThenKeepLocal(t *testing.T) {
 
 func TestServer_Resolve_BadRequestsAreTyped(t *testing.T) {
 	st := start(t, mem.New())
-	for _, req := range []ResolveRequest{
-		{Paths: []string{"data/x"}},                 // no keep
-		{Paths: []string{"data/x"}, Keep: "theirs"}, // unknown keep
-		{Keep: KeepLocal},                           // nothing to settle
+	for _, body := range []map[string]any{
+		{"paths": []string{"data/x"}},                   // no keep
+		{"paths": []string{"data/x"}, "keep": "theirs"}, // unknown keep
+		{"keep": "local"},                               // nothing to settle
 	} {
-		_, err := st.client.Resolve(t.Context(), req)
+		err := st.client.call(t.Context(), http.MethodPost, "/v1/resolve", body, nil)
 		var e *Error
 		if !errors.As(err, &e) || e.Code != CodeBadRequest {
-			t.Errorf("resolve %+v: err = %v, want %s", req, err, CodeBadRequest)
+			t.Errorf("resolve %+v: err = %v, want %s", body, err, CodeBadRequest)
 		}
 	}
-	_, err := st.client.Resolve(t.Context(), ResolveRequest{Paths: []string{"../x"}, Keep: KeepLocal})
+	_, err := st.client.Resolve(t.Context(), syncer.ResolveOptions{Paths: []string{"../x"}, Keep: syncer.KeepLocal})
 	if !errors.Is(err, syncer.ErrInvalidPath) {
 		t.Errorf("resolve ../x: err = %v, want invalid_path", err)
 	}

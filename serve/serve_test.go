@@ -70,10 +70,10 @@ func TestServer_Push_ThenPeerPulls(t *testing.T) {
 	st := start(t, mem.New())
 	write(t, st.dir, "data/t/m1/a", "one")
 	write(t, st.dir, "data/t/m2/b", "two")
-	if err := st.client.MarkDirty(t.Context(), "data/t/m1", "data/t/m2"); err != nil {
+	if err := st.client.MarkPaths(t.Context(), "data/t/m1", "data/t/m2"); err != nil {
 		t.Fatal(err)
 	}
-	pushed, err := st.client.Push(t.Context(), PushRequest{})
+	pushed, err := st.client.Push(t.Context(), syncer.PushOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestServer_Pull_ScopedThroughService(t *testing.T) {
 	}
 	peer.Close()
 	st := start(t, store)
-	got, err := st.client.Pull(t.Context(), PullRequest{Scope: []string{"data/t/m2"}})
+	got, err := st.client.Pull(t.Context(), syncer.PullOptions{Scope: []string{"data/t/m2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +127,12 @@ func TestServer_Push_TooManyDeletesIsTypedError(t *testing.T) {
 	st := start(t, mem.New())
 	write(t, st.dir, "a", "1")
 	write(t, st.dir, "b", "2")
-	if _, err := st.client.Push(t.Context(), PushRequest{All: true}); err != nil {
+	if _, err := st.client.Push(t.Context(), syncer.PushOptions{All: true}); err != nil {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(st.dir, "a"))
 	os.Remove(filepath.Join(st.dir, "b"))
-	_, err := st.client.Push(t.Context(), PushRequest{All: true, MaxDelete: 1})
+	_, err := st.client.Push(t.Context(), syncer.PushOptions{All: true, MaxDelete: 1})
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeTooManyDeletes || e.Status != http.StatusConflict {
 		t.Fatalf("err = %#v, want code %s", err, CodeTooManyDeletes)
@@ -144,11 +144,11 @@ func TestServer_Push_TooManyDeletesIsTypedError(t *testing.T) {
 
 func TestServer_Pull_InvalidPathIsTypedError(t *testing.T) {
 	st := start(t, mem.New())
-	_, err := st.client.Pull(t.Context(), PullRequest{Scope: []string{"../escape"}})
+	_, err := st.client.Pull(t.Context(), syncer.PullOptions{Scope: []string{"../escape"}})
 	if !errors.Is(err, syncer.ErrInvalidPath) {
 		t.Fatalf("err = %v, want invalid_path", err)
 	}
-	err = st.client.MarkDirty(t.Context(), ".silt/state.db")
+	err = st.client.MarkPaths(t.Context(), ".silt/state.db")
 	if !errors.Is(err, syncer.ErrInvalidPath) {
 		t.Fatalf("mark .silt: err = %v, want invalid_path", err)
 	}
@@ -170,17 +170,17 @@ func TestServer_Request_UnknownFieldIsBadRequest(t *testing.T) {
 func TestServer_PrepareCommit_TwoPhase(t *testing.T) {
 	st := start(t, mem.New())
 	write(t, st.dir, "data/t/m1/a", "one")
-	if err := st.client.MarkDirty(t.Context(), "data/t/m1"); err != nil {
+	if err := st.client.MarkPaths(t.Context(), "data/t/m1"); err != nil {
 		t.Fatal(err)
 	}
-	prev, err := st.client.Preview(t.Context())
+	prev, err := st.client.PreviewPush(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if prev.New != 1 || prev.Total != 1 {
 		t.Fatalf("preview %+v, want 1 new", prev)
 	}
-	prep, err := st.client.Prepare(t.Context(), PushRequest{})
+	prep, err := st.client.Prepare(t.Context(), syncer.PushOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,24 +472,20 @@ func TestServer_Serve_TCPWithoutTokenIsRefused(t *testing.T) {
 	}
 }
 
-func TestJobTable_Progress_AttributesToTheRightJob(t *testing.T) {
+func TestJobTable_Progress_CountsThatJobsTransfers(t *testing.T) {
 	var jt jobTable
 	jt.init(time.Minute)
 	a, _ := jt.start(context.Background(), "pull", "pull")
 	b, _ := jt.start(context.Background(), "pull", "pull")
-	p, _ := jt.start(context.Background(), "push", "push")
-	jt.progress(syncer.Progress{Op: "pull", Done: 1, Total: 3, Bytes: 10})
-	jt.progress(syncer.Progress{Op: "push", Done: 1, Total: 1, Bytes: 5})
-	jt.progress(syncer.Progress{Op: "pull", Done: 2, Total: 3, Bytes: 10})
-	jt.progress(syncer.Progress{Op: "pull", Done: 1, Total: 2, Bytes: 7})
+	jt.progressOf(a, syncer.Progress{Op: "pull", Phase: "transfer", Done: 1, Total: 3, Bytes: 10, DoneBytes: 10})
+	jt.progressOf(b, syncer.Progress{Op: "pull", Phase: "transfer", Done: 1, Total: 2, Bytes: 7, DoneBytes: 7})
+	jt.progressOf(a, syncer.Progress{Op: "pull", Phase: "transfer", Done: 2, Total: 3, Bytes: 10, DoneBytes: 20})
+	jt.progressOf(a, syncer.Progress{Op: "pull", Phase: "check", Checked: 9})
 	if got := jt.snapshot(a).Progress; got != (JobProgress{Files: 2, TotalFiles: 3, Bytes: 20}) {
 		t.Errorf("a: %+v", got)
 	}
 	if got := jt.snapshot(b).Progress; got != (JobProgress{Files: 1, TotalFiles: 2, Bytes: 7}) {
 		t.Errorf("b: %+v", got)
-	}
-	if got := jt.snapshot(p).Progress; got != (JobProgress{Files: 1, TotalFiles: 1, Bytes: 5}) {
-		t.Errorf("push: %+v", got)
 	}
 }
 

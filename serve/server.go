@@ -19,8 +19,8 @@ import (
 
 // Config configures a Server.
 type Config struct {
-	// Syncer is how the served cache is opened. Its Progress is replaced:
-	// the server routes progress to its jobs.
+	// Syncer is how the served cache is opened (Open), or describes the
+	// Syncer given to New.
 	Syncer syncer.Config
 	// Token, when set, is the bearer token every request on a TCP listener
 	// must carry. The Unix socket is guarded by its file permissions and
@@ -29,6 +29,9 @@ type Config struct {
 	// JobRetention is how long a finished job stays visible at
 	// /v1/jobs/{id}; zero means DefaultJobRetention.
 	JobRetention time.Duration
+	// Owner is what /v1/info reports as the cache's owner; empty means
+	// "silt serve".
+	Owner string
 }
 
 // DefaultJobRetention is how long a finished job is kept by default.
@@ -44,6 +47,8 @@ type Server struct {
 	root backend.Backend // namespace root, where lock objects live
 	mux  *http.ServeMux
 
+	ownSyncer bool // Open opened it: Shutdown closes it
+
 	base   context.Context // parent of async jobs; cancelled at shutdown
 	cancel context.CancelFunc
 
@@ -58,25 +63,35 @@ type Server struct {
 // Open opens the cache described by cfg.Syncer and returns a server for it.
 // Another process holding the cache makes it fail with syncer.ErrBusy.
 func Open(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.JobRetention <= 0 {
-		cfg.JobRetention = DefaultJobRetention
-	}
-	s := &Server{cfg: cfg, leases: map[string]*heldLease{}}
-	s.jobs.init(cfg.JobRetention)
-	sc := cfg.Syncer
-	sc.Progress = s.jobs.progress
-	sy, err := syncer.Open(ctx, sc)
+	sy, err := syncer.Open(ctx, cfg.Syncer)
 	if err != nil {
 		return nil, err
 	}
-	s.sync = sy
+	s := New(ctx, sy, cfg)
+	s.ownSyncer = true
+	return s, nil
+}
+
+// New returns a server for a Syncer the caller opened (cfg.Syncer
+// describes it: its Backend, Dir and Namespace). Shutdown does not close
+// it: a process that owns a cache serves it while it runs this way (see
+// OpenCache). Operations see their own progress and changes through the
+// context (syncer.WithObserver), so the Syncer's Config callbacks are the
+// owner's alone.
+func New(ctx context.Context, sy *syncer.Syncer, cfg Config) *Server {
+	if cfg.JobRetention <= 0 {
+		cfg.JobRetention = DefaultJobRetention
+	}
+	s := &Server{cfg: cfg, leases: map[string]*heldLease{}, sync: sy}
+	s.jobs.init(cfg.JobRetention)
+	sc := cfg.Syncer
 	s.root = sc.Backend
 	if sc.Namespace != "" {
 		s.root = backend.Prefixed(sc.Backend, sc.Namespace)
 	}
 	s.base, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.routes()
-	return s, nil
+	return s
 }
 
 // Syncer returns the served Syncer.
@@ -84,13 +99,15 @@ func (s *Server) Syncer() *syncer.Syncer { return s.sync }
 
 // Handler returns the API handler, without the token check that Serve
 // adds on TCP listeners.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return limitBody(s.mux) }
 
 // Serve answers requests on ln until Shutdown. A non-Unix listener
 // requires Config.Token.
 func (s *Server) Serve(ln net.Listener) error {
-	h := http.Handler(s.mux)
-	if ln.Addr().Network() != "unix" {
+	h := s.Handler()
+	if ln.Addr().Network() == "unix" {
+		ln = peerChecked(ln)
+	} else {
 		if s.cfg.Token == "" {
 			return errors.New("serve: a TCP listener needs a bearer token")
 		}
@@ -144,7 +161,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.cancel()
 	errs = append(errs, s.releaseAll(context.WithoutCancel(ctx)))
-	errs = append(errs, s.sync.Close())
+	if s.ownSyncer {
+		errs = append(errs, s.sync.Close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -180,26 +199,62 @@ func (s *Server) routes() {
 }
 
 func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
+	owner := s.cfg.Owner
+	if owner == "" {
+		owner = "silt serve"
+	}
 	writeJSON(w, http.StatusOK, Info{API: APIVersion, Dir: s.cfg.Syncer.Dir, Root: s.sync.Root(),
-		Namespace: s.cfg.Syncer.Namespace, PID: os.Getpid()})
+		Namespace: s.cfg.Syncer.Namespace, PID: os.Getpid(), Owner: owner})
 }
 
-// maxBody bounds a request body (a prepared manifest can be large).
+// maxBody bounds a request body (a prepared manifest can be large); a
+// longer one is refused with 413, never cut and run.
 const maxBody = 64 << 20
 
-// decode reads the request body into v; an empty body leaves v zero.
+// limitBody bounds every request's body to maxBody.
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// decode reads the request body into v; an empty body leaves v zero. A
+// body past maxBody is errTooLarge, anything after the one JSON value a
+// bad request.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return badRequest("request body: %v", err)
+	err := dec.Decode(v)
+	if err == nil {
+		var rest json.RawMessage
+		if err = dec.Decode(&rest); err == nil {
+			return badRequest("request body: data after the JSON value")
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
 	}
-	return nil
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return fmt.Errorf("%w: request body over %d bytes", errTooLarge, maxBody)
+	case errors.Is(err, io.EOF):
+		return nil
+	}
+	return badRequest("request body: %v", err)
 }
 
 // run executes one operation: at once on the request's context, or, with
 // async, as a job on the server's context, answering 202 with the job.
+// kind is kept for callers; progress goes to the job through the context.
 func (s *Server) run(w http.ResponseWriter, r *http.Request, op, kind string, async bool, fn func(ctx context.Context) (any, error)) {
+	s.runCall(w, r, op, async, CallOptions{}, fn)
+}
+
+// runCall is run with the request's CallOptions: a synchronous call with
+// Stream set answers with its events as they happen, then its result.
+func (s *Server) runCall(w http.ResponseWriter, r *http.Request, op string, async bool, co CallOptions, fn func(ctx context.Context) (any, error)) {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -211,8 +266,21 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, op, kind string, as
 		parent = s.base
 		s.running.Add(1)
 	}
-	j, ctx := s.jobs.start(parent, op, kind)
+	j, ctx := s.jobs.start(parent, op, op)
 	s.mu.Unlock()
+	var st *streamer
+	if co.Stream && !async {
+		st = newStreamer(w)
+	}
+	obs := co.observer(st.emitter())
+	own := obs.Progress
+	obs.Progress = func(p syncer.Progress) {
+		s.jobs.progressOf(j, p)
+		if own != nil {
+			own(p)
+		}
+	}
+	ctx = syncer.WithObserver(ctx, obs)
 	if async {
 		go func() {
 			defer s.running.Done()
@@ -224,6 +292,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, op, kind string, as
 	}
 	res, err := fn(ctx)
 	s.jobs.finish(j, res, err)
+	if st != nil {
+		st.end(res, err)
+		return
+	}
 	if err != nil {
 		writeError(w, err)
 		return

@@ -18,24 +18,73 @@ type AsyncOption struct {
 	Async bool `json:"async,omitempty"`
 }
 
-// PullRequest is the body of POST /v1/pull.
-type PullRequest struct {
-	AsyncOption
-	Scope        []string `json:"scope,omitempty"`
-	MetadataOnly bool     `json:"metadataOnly,omitempty"`
+// CallOptions are what one operation request asks of the service, beside
+// the engine's own options.
+type CallOptions struct {
+	// Stream makes the reply (200, application/x-ndjson) one JSON object
+	// per line as the operation runs: {"change": Change} per file,
+	// {"progress": Progress} per transfer, then {"result": ...} or
+	// {"error": {code, message}}. Without it the reply is the result alone.
+	Stream bool `json:"stream,omitempty"`
+	// ProgressChecks also streams a progress event per file compared
+	// before transfers start (syncer.Config.ProgressChecks).
+	ProgressChecks bool `json:"progressChecks,omitempty"`
+	// MaxChanges bounds the result's changes (syncer.Observer.MaxChanges):
+	// 0 is the service's bound, negative keeps none.
+	MaxChanges int `json:"maxChanges,omitempty"`
 }
 
-// PushRequest is the body of POST /v1/push and POST /v1/prepare.
+// observer is the syncer.Observer a request's CallOptions ask for, sending
+// its events to emit (nil: no stream).
+func (o CallOptions) observer(emit func(event)) syncer.Observer {
+	obs := syncer.Observer{MaxChanges: o.MaxChanges}
+	if emit != nil {
+		obs.OnChange = func(c syncer.Change) { emit(event{Change: &c}) }
+		obs.Progress = func(p syncer.Progress) { emit(event{Progress: &p}) }
+		obs.ProgressChecks = o.ProgressChecks
+	}
+	return obs
+}
+
+// event is one line of a streamed reply.
+type event struct {
+	Change   *syncer.Change   `json:"change,omitempty"`
+	Progress *syncer.Progress `json:"progress,omitempty"`
+	Result   json.RawMessage  `json:"result,omitempty"`
+	Error    *Error           `json:"error,omitempty"`
+}
+
+// Stats is the Stats of an operation as the API carries it: every field of
+// syncer.Stats, the exact request counts included (which syncer.Stats
+// leaves out of its JSON).
+type Stats struct {
+	syncer.Stats
+	Counts syncer.RequestCounts `json:"counts"`
+}
+
+func wireStats(st syncer.Stats) Stats { return Stats{Stats: st, Counts: st.Counts} }
+
+// Engine returns the library's Stats.
+func (s Stats) Engine() syncer.Stats {
+	st := s.Stats
+	st.Counts = s.Counts
+	return st
+}
+
+// PullRequest is the body of POST /v1/pull: the engine's PullOptions.
+type PullRequest struct {
+	AsyncOption
+	CallOptions
+	syncer.PullOptions
+}
+
+// PushRequest is the body of POST /v1/push and POST /v1/prepare: the
+// engine's PushOptions (Paths pushes only those paths, as if each were
+// marked; All walks the whole cache, as `silt push` does).
 type PushRequest struct {
 	AsyncOption
-	// Paths, when set, are the only paths pushed, as if each were marked
-	// (syncer.PushOptions.Paths, `silt push --path`); other marks stay.
-	Paths []string `json:"paths,omitempty"`
-	// All walks the whole cache (as `silt push` without --path).
-	All       bool          `json:"all,omitempty"`
-	MaxDelete int           `json:"maxDelete,omitempty"`
-	DryRun    bool          `json:"dryRun,omitempty"`
-	Fence     *syncer.Fence `json:"fence,omitempty"`
+	CallOptions
+	syncer.PushOptions
 }
 
 // PrepareResponse is the result of POST /v1/prepare.
@@ -43,13 +92,14 @@ type PrepareResponse struct {
 	// Manifest is the prepared push, opaque; pass it to /v1/commit.
 	Manifest json.RawMessage `json:"manifest"`
 	// Files counts the files it would commit (written plus removed).
-	Files int          `json:"files"`
-	Stats syncer.Stats `json:"stats"`
+	Files int   `json:"files"`
+	Stats Stats `json:"stats"`
 }
 
 // CommitRequest is the body of POST /v1/commit.
 type CommitRequest struct {
 	AsyncOption
+	CallOptions
 	Manifest json.RawMessage `json:"manifest"`
 	Fence    *syncer.Fence   `json:"fence,omitempty"`
 }
@@ -70,29 +120,23 @@ type StatusRequest struct {
 // HydrateRequest is the body of POST /v1/hydrate.
 type HydrateRequest struct {
 	AsyncOption
+	CallOptions
 	Paths []string `json:"paths"`
 }
 
 // HydrateResponse is the result of POST /v1/hydrate: which paths had a
 // committed entry (and are now present), in request order.
 type HydrateResponse struct {
-	Found []bool       `json:"found"`
-	Stats syncer.Stats `json:"stats"`
+	Found []bool `json:"found"`
+	Stats Stats  `json:"stats"`
 }
 
-// Resolutions of POST /v1/resolve's keep.
-const (
-	KeepLocal  = "local"  // the local copy (or its absence) wins: syncer.KeepLocal
-	KeepRemote = "remote" // the committed copy replaces the local one: syncer.TakeRemote
-)
-
-// ResolveRequest is the body of POST /v1/resolve: settle the conflicts
-// under Paths (or All of them), keeping KeepLocal or KeepRemote.
+// ResolveRequest is the body of POST /v1/resolve: the engine's
+// ResolveOptions, keep "local" or "remote".
 type ResolveRequest struct {
 	AsyncOption
-	Paths []string `json:"paths,omitempty"`
-	All   bool     `json:"all,omitempty"`
-	Keep  string   `json:"keep"`
+	CallOptions
+	syncer.ResolveOptions
 }
 
 // LockRequest is the body of POST /v1/lock/acquire and /v1/lock/inspect
@@ -166,6 +210,9 @@ type Info struct {
 	Root      string `json:"root"`
 	Namespace string `json:"namespace,omitempty"`
 	PID       int    `json:"pid"`
+	// Owner says what owns the cache: "silt serve", or the command line
+	// of a silt process that serves it while it runs ("silt push").
+	Owner string `json:"owner,omitempty"`
 }
 
 // Job states.

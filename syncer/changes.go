@@ -43,6 +43,9 @@ func (o *op) changeLocked(c Change) {
 	o.settle(c)
 	o.logChange(c)
 	limit := o.s.cfg.MaxChanges
+	if o.obs.MaxChanges != 0 {
+		limit = o.obs.MaxChanges
+	}
 	if limit == 0 {
 		limit = DefaultMaxChanges
 	}
@@ -52,6 +55,9 @@ func (o *op) changeLocked(c Change) {
 		o.stats.ChangesOmitted++
 	}
 	if fn := o.s.cfg.OnChange; fn != nil {
+		fn(c)
+	}
+	if fn := o.obs.OnChange; fn != nil {
 		fn(c)
 	}
 }

@@ -19,14 +19,21 @@ type PullOptions struct {
 	// Scope limits the pull to these paths (files or directories,
 	// cache-relative). Empty means everything. A scoped pull reads only the
 	// index shards that cover its paths and stats only files inside them.
-	Scope []string
+	Scope []string `json:"scope,omitempty"`
 	// MetadataOnly records the files selected by Config.Lazy without
 	// downloading them; HydrateFile or a later full pull fetches them.
-	MetadataOnly bool
+	MetadataOnly bool `json:"metadataOnly,omitempty"`
+	// Lazy, when set, selects by these globs (LazyGlobs' syntax) the files
+	// this MetadataOnly pull records without their bytes, instead of
+	// Config.Lazy: a caller that does not own the Syncer's Config (a
+	// client of silt serve) chooses them per pull.
+	Lazy []string `json:"lazy,omitempty"`
 	// KeepLazy leaves a file this cache recorded without its bytes (and
 	// still absent) lazy, instead of downloading it: a sync after a
 	// metadata-only pull stays metadata-only.
-	KeepLazy bool
+	KeepLazy bool `json:"keepLazy,omitempty"`
+
+	lazy func(string) bool // Lazy compiled, or Config.Lazy
 }
 
 // Pull brings remote changes within the scope into the cache. It keeps local
@@ -37,6 +44,12 @@ func (s *Syncer) Pull(ctx context.Context, opts PullOptions) (Stats, error) {
 	sc, err := newScope(opts.Scope)
 	if err != nil {
 		return Stats{Op: "pull"}, err
+	}
+	opts.lazy = s.cfg.Lazy
+	if len(opts.Lazy) > 0 {
+		if opts.lazy, err = LazyGlobs(opts.Lazy...); err != nil {
+			return Stats{Op: "pull"}, fmt.Errorf("%w: PullOptions.Lazy: %v", ErrInvalidOption, err)
+		}
 	}
 	release, err := s.enter(ctx, sc.lock())
 	if err != nil {
@@ -259,7 +272,7 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 		return a, ""
 	case synced:
 		return a, "deleted locally and changed remotely"
-	case opts.KeepLazy && hasRec && !rec.Hydrated, opts.MetadataOnly && s.cfg.Lazy != nil && s.cfg.Lazy(p):
+	case opts.KeepLazy && hasRec && !rec.Hydrated, opts.MetadataOnly && opts.lazy != nil && opts.lazy(p):
 		a.kind = pullLazy // even an up-to-date lazy record keeps its shard unreconciled
 		return a, ""
 	}

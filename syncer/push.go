@@ -20,20 +20,20 @@ var ErrTooManyDeletes = errors.New("push: too many deletions")
 type PushOptions struct {
 	// MaxDelete, when positive, refuses a push that would delete more
 	// remote files than this, before anything is uploaded.
-	MaxDelete int
+	MaxDelete int `json:"maxDelete,omitempty"`
 	// DryRun plans the push against the remote index and reports what it
 	// would do, uploading and committing nothing.
-	DryRun bool
+	DryRun bool `json:"dryRun,omitempty"`
 	// Fence, when set, is the lock this commit is made under (see Fence).
-	Fence *Fence
+	Fence *Fence `json:"fence,omitempty"`
 	// All walks the whole cache, as if every path were marked: a file this
 	// cache synced and that is now absent is deleted remotely. It is the
 	// command line's push; hosts that mark their writes do not need it.
-	All bool
+	All bool `json:"all,omitempty"`
 	// Paths, when set, pushes only these paths (files or directories, as
 	// if each were marked), whatever else is marked; marks outside them
 	// stay for a later push. A listed path that is absent is a deletion.
-	Paths []string
+	Paths []string `json:"paths,omitempty"`
 }
 
 // Push uploads what changed within the dirty set and commits it. With

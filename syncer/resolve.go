@@ -44,10 +44,10 @@ var ErrNoResolution = errors.New("resolve: choose KeepLocal or TakeRemote, and a
 type ResolveOptions struct {
 	// Paths are files or directories; a directory settles every
 	// remembered conflict under it. A file need not be remembered.
-	Paths []string
+	Paths []string `json:"paths,omitempty"`
 	// All settles every remembered conflict.
-	All  bool
-	Keep Resolution
+	All  bool       `json:"all,omitempty"`
+	Keep Resolution `json:"keep"`
 }
 
 // Resolve settles conflicts. TakeRemote downloads the committed copy (or

@@ -38,8 +38,14 @@ type Stats struct {
 // sent: conditional puts apart from plain ones, and the body bytes on the
 // wire (which include index objects, unlike Bytes).
 type RequestCounts struct {
-	Get, Put, CondPut, Delete, List, Stat int64 // requests sent
-	BytesDown, BytesUp                    int64 // body bytes read by Get, sent by Put
+	Get       int64 `json:"get"` // requests sent, by verb
+	Put       int64 `json:"put"`
+	CondPut   int64 `json:"condPut"`
+	Delete    int64 `json:"delete"`
+	List      int64 `json:"list"`
+	Stat      int64 `json:"stat"`
+	BytesDown int64 `json:"bytesDown"` // body bytes read by Get
+	BytesUp   int64 `json:"bytesUp"`   // body bytes sent by Put
 }
 
 // Total is the number of requests of every verb.
@@ -119,11 +125,12 @@ type op struct {
 	doneBytes, totalBytes int64
 	held                  lockScope // the scope lock the operation runs under
 	tr                    opTrace   // Config.Tracer's spans (trace.go)
+	obs                   Observer  // the caller's, from the context (observe.go)
 }
 
 func (s *Syncer) begin(ctx context.Context, name string) *op {
 	now := time.Now()
-	o := &op{s: s, b: wrap.Count(s.root), start: now, phase: now, stats: Stats{Op: name}}
+	o := &op{s: s, b: wrap.Count(s.root), start: now, phase: now, stats: Stats{Op: name}, obs: ObserverOf(ctx)}
 	o.startTrace(ctx)
 	// An operation that sends no request reports the last sequence this
 	// cache saw; one that reads or writes the manifest overwrites it.
@@ -133,16 +140,22 @@ func (s *Syncer) begin(ctx context.Context, name string) *op {
 
 // progress tells Config.Progress that one more of total files moved.
 func (o *op) progress(p string, size int64, done *int, total int) {
-	fn := o.s.cfg.Progress
-	if fn == nil {
+	fn, own := o.s.cfg.Progress, o.obs.Progress
+	if fn == nil && own == nil {
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	*done++
 	o.doneBytes += size
-	fn(Progress{Op: o.stats.Op, Phase: "transfer", Path: p, Bytes: size, Done: *done, Total: total,
-		DoneBytes: o.doneBytes, TotalBytes: o.totalBytes, Checked: o.checked})
+	pr := Progress{Op: o.stats.Op, Phase: "transfer", Path: p, Bytes: size, Done: *done, Total: total,
+		DoneBytes: o.doneBytes, TotalBytes: o.totalBytes, Checked: o.checked}
+	if fn != nil {
+		fn(pr)
+	}
+	if own != nil {
+		own(pr)
+	}
 }
 
 // planned sets the payload bytes the transfers of this operation move.
@@ -158,8 +171,12 @@ func (o *op) examined(p string) {
 	defer o.mu.Unlock()
 	o.stats.Local.Examined++
 	o.checked++
+	pr := Progress{Op: o.stats.Op, Phase: "check", Path: p, Checked: o.checked}
 	if fn := o.s.cfg.Progress; fn != nil && o.s.cfg.ProgressChecks {
-		fn(Progress{Op: o.stats.Op, Phase: "check", Path: p, Checked: o.checked})
+		fn(pr)
+	}
+	if fn := o.obs.Progress; fn != nil && o.obs.ProgressChecks {
+		fn(pr)
 	}
 }
 

@@ -94,17 +94,17 @@ type Config struct {
 // Progress reports one finished transfer of a running operation, or (with
 // Phase "check") one more file compared before transfers begin.
 type Progress struct {
-	Op    string // "pull" or "push"
-	Phase string // "check" while comparing, "transfer" per file moved
-	Path  string // the file just transferred (or checked)
-	Bytes int64  // its size
-	Done  int    // files transferred so far in this operation
-	Total int    // files this operation plans to transfer
+	Op    string `json:"op"`    // "pull" or "push"
+	Phase string `json:"phase"` // "check" while comparing, "transfer" per file moved
+	Path  string `json:"path"`  // the file just transferred (or checked)
+	Bytes int64  `json:"bytes"` // its size
+	Done  int    `json:"done"`  // files transferred so far in this operation
+	Total int    `json:"total"` // files this operation plans to transfer
 	// DoneBytes and TotalBytes are the payload bytes moved so far and
 	// planned; Checked counts the files compared so far.
-	DoneBytes  int64
-	TotalBytes int64
-	Checked    int
+	DoneBytes  int64 `json:"doneBytes"`
+	TotalBytes int64 `json:"totalBytes"`
+	Checked    int   `json:"checked"`
 }
 
 // CommitLocker is a distributed lock a commit can be made under;

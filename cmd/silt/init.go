@@ -15,6 +15,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/gcs"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -106,12 +107,13 @@ func joinSchemes() string {
 
 func backendSchemes() []string { return backend.Schemes() }
 
-// bound is an open cache directory: its binding, bucket and syncer.
+// bound is an open cache directory: its binding, bucket and cache (the
+// Syncer, or the service owning the directory, behind one interface).
 type bound struct {
 	dir string
 	cfg binding
-	b   backend.Backend // nil when a service owns the directory
-	s   engine
+	b   backend.Backend // the bucket, for locks and status -v; nil if it could not be opened here while a service owns the cache
+	s   serve.Cache
 }
 
 func (bd *bound) Close() {
@@ -129,24 +131,27 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bd, err := openServed(ctx, dir, cfg); bd != nil || err != nil {
-		return bd, err
-	}
-	b, err := openURL(ctx, cfg.URL)
-	if err != nil {
-		return nil, err
-	}
-	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Progress: c.progress(), ProgressChecks: true,
-		OnChange: c.onChange(), MaxChanges: c.maxChanges(), Logger: c.logger, Lazy: c.lazy, Tracer: c.tracer()})
-	if errors.Is(err, syncer.ErrBusy) {
-		// A silt serve that started while we waited owns it now.
-		if bd, serr := openServed(ctx, dir, cfg); bd != nil && serr == nil {
-			b.Close()
-			return bd, nil
+	b, berr := openURL(ctx, cfg.URL)
+	s, err := c.openCache(ctx, dir, cfg, b)
+	if berr != nil {
+		if _, ok := serve.Served(s); !ok || err != nil {
+			// Only a service that holds the store itself can do without it.
+			if s != nil {
+				s.Close()
+			}
+			return nil, berr
 		}
+		b = nil
 	}
 	if err != nil {
-		b.Close()
+		if b != nil {
+			b.Close()
+		}
+		if errors.Is(err, syncer.ErrBusy) {
+			if owner := servedBy(ctx, dir); owner != "" {
+				err = fmt.Errorf("%w (held by %s)", err, owner)
+			}
+		}
 		return nil, fmt.Errorf("open cache %s: %w", dir, err)
 	}
 	return &bound{dir: dir, cfg: cfg, b: b, s: s}, nil
@@ -260,8 +265,15 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	default:
 		return errNotEmpty(*dir, local, m.Entries())
 	}
+	if owner := servedBy(ctx, *dir); owner != "" {
+		return &refusedError{msg: fmt.Sprintf("%s is in use by %s", *dir, owner),
+			hint: "stop it (or let it finish), then run silt init again"}
+	}
 	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: *dir, Namespace: cfg.Namespace})
 	if err != nil {
+		if owner := servedBy(ctx, *dir); owner != "" && errors.Is(err, syncer.ErrBusy) {
+			err = fmt.Errorf("%w (held by %s)", err, owner)
+		}
 		return fmt.Errorf("open cache %s: %w", *dir, err)
 	}
 	s.Close()

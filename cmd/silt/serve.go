@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
 )
@@ -52,9 +52,8 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cl, err := serve.Dial(ctx, *dir); err == nil {
-		info, _ := cl.Info(ctx)
-		return &refusedError{msg: fmt.Sprintf("%s is already served by silt serve (pid %d)", *dir, info.PID),
+	if owner := servedBy(ctx, *dir); owner != "" {
+		return &refusedError{msg: fmt.Sprintf("%s is already served by %s", *dir, owner),
 			hint: "silt commands on this directory already go through that service"}
 	}
 	b, err := openURL(ctx, cfg.URL)
@@ -143,80 +142,29 @@ func serveListeners(ctx context.Context, dir, listen string) ([]net.Listener, er
 	return lns, nil
 }
 
-// engine is what the cache commands call: the Syncer itself, or the
-// service that owns the directory.
-type engine interface {
-	Pull(ctx context.Context, opts syncer.PullOptions) (syncer.Stats, error)
-	Push(ctx context.Context, opts syncer.PushOptions) (syncer.Stats, error)
-	MarkDirty(path string) error
-	Status(ctx context.Context, remote bool) (syncer.Status, error)
-	HydrateFile(ctx context.Context, path string) (bool, syncer.Stats, error)
-	Resolve(ctx context.Context, opts syncer.ResolveOptions) (syncer.Stats, error)
-	Root() string
-	Close() error
+// openCache opens the bound cache dir through the one library call that
+// reaches a cache in-process or through the service owning it. Opened
+// in-process, the cache is served while the command runs, so another silt
+// command on the directory goes through this one (and runs at once when
+// their scopes are disjoint). Per-file lines, the progress line and the
+// --json changes reach this command either way (serve.OpenOptions.Observer).
+func (c *cli) openCache(ctx context.Context, dir string, cfg binding, b backend.Backend) (serve.Cache, error) {
+	owner := "silt"
+	if c.cmd != nil {
+		owner += " " + c.cmd.name
+	}
+	return serve.OpenCache(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Logger: c.logger, Lazy: c.lazy, Tracer: c.tracer()},
+		serve.OpenOptions{Serve: true, Owner: owner, Observer: syncer.Observer{OnChange: c.onChange(), Progress: c.progress(), ProgressChecks: true, MaxChanges: c.maxChanges()}})
 }
 
-// openServed returns the bound cache through the service that owns dir,
-// or nil when no service does (the caller then opens the directory itself).
-// This is the CLI's one hook into silt serve.
-func openServed(ctx context.Context, dir string, cfg binding) (*bound, error) {
+// servedBy names the process whose service owns dir, or "" when none
+// answers: what a refusal says instead of "another silt process".
+func servedBy(ctx context.Context, dir string) string {
 	cl, err := serve.Dial(ctx, dir)
-	if errors.Is(err, serve.ErrNotServed) {
-		return nil, nil
-	}
 	if err != nil {
-		return nil, fmt.Errorf("reach the silt serve owning %s: %w", dir, err)
+		return ""
 	}
-	root := dir
-	if cfg.Namespace != "" {
-		root = filepath.Join(dir, cfg.Namespace)
-	}
-	return &bound{dir: dir, cfg: cfg, s: &served{ctx: ctx, c: cl, root: root}}, nil
+	defer cl.Close()
+	info := cl.Served()
+	return fmt.Sprintf("%s (pid %d)", info.Owner, info.PID)
 }
-
-// served adapts the service's client to engine. It keeps the command's
-// context for MarkDirty, whose library signature has none.
-type served struct {
-	ctx  context.Context
-	c    *serve.Client
-	root string // the cache's data root: DIR, or DIR/NAMESPACE
-}
-
-func (s *served) Root() string { return s.root }
-
-func (s *served) Resolve(ctx context.Context, opts syncer.ResolveOptions) (syncer.Stats, error) {
-	keep := "" // the service refuses it, as the library does
-	switch opts.Keep {
-	case syncer.KeepLocal:
-		keep = serve.KeepLocal
-	case syncer.TakeRemote:
-		keep = serve.KeepRemote
-	}
-	return s.c.Resolve(ctx, serve.ResolveRequest{Paths: opts.Paths, All: opts.All, Keep: keep})
-}
-
-func (s *served) Pull(ctx context.Context, opts syncer.PullOptions) (syncer.Stats, error) {
-	return s.c.Pull(ctx, serve.PullRequest{Scope: opts.Scope, MetadataOnly: opts.MetadataOnly})
-}
-
-func (s *served) Push(ctx context.Context, opts syncer.PushOptions) (syncer.Stats, error) {
-	return s.c.Push(ctx, serve.PushRequest{Paths: opts.Paths, All: opts.All, MaxDelete: opts.MaxDelete, DryRun: opts.DryRun, Fence: opts.Fence})
-}
-
-func (s *served) MarkDirty(path string) error { return s.c.MarkDirty(s.ctx, path) }
-
-func (s *served) Status(ctx context.Context, remote bool) (syncer.Status, error) {
-	return s.c.Status(ctx, remote)
-}
-
-func (s *served) HydrateFile(ctx context.Context, path string) (bool, syncer.Stats, error) {
-	r, err := s.c.Hydrate(ctx, path)
-	if err != nil {
-		return false, r.Stats, err
-	}
-	return len(r.Found) == 1 && r.Found[0], r.Stats, nil
-}
-
-func (s *served) Close() error { return s.c.Close() }
-
-var _ engine = (*syncer.Syncer)(nil)

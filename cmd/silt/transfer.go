@@ -85,7 +85,7 @@ var pullCmd = &command{
 			return err
 		}
 		defer bd.Close()
-		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0})
+		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0, Lazy: lazy})
 		if err != nil {
 			c.partial(st)
 			return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
@@ -379,6 +379,9 @@ func hydrate(ctx context.Context, bd *bound, p string) (bool, syncer.Stats, erro
 // acquireForPush takes the lock a push commits under: the same object as
 // silt lock's KEY in the cache's namespace.
 func acquireForPush(ctx context.Context, bd *bound, key string, wait time.Duration) (*lock.Lease, error) {
+	if bd.b == nil {
+		return nil, fmt.Errorf("push --lock %s: the bucket %s cannot be opened here to take the lock", key, redactURL(bd.cfg.URL))
+	}
 	root, err := namespaceOf(bd.b, bd.cfg.Namespace)
 	if err != nil {
 		return nil, err
