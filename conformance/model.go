@@ -16,6 +16,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -73,7 +74,7 @@ func Figures() ModelFigures {
 func RunSyncerModel(t *testing.T, newBackend Factory, budget ModelBudget) {
 	for _, name := range []string{"Owned", "Shared", "Concurrent"} {
 		t.Run(name, func(t *testing.T) {
-			runModel(t, func() backend.Backend { return newBackend(t) }, name == "Shared", name == "Concurrent", budget)
+			runModel(t, func() backend.Backend { return newBackend(t) }, name == "Shared", name == "Concurrent", false, budget)
 		})
 	}
 	f := Figures()
@@ -88,7 +89,7 @@ type modelTB interface {
 	Context() context.Context
 }
 
-func runModel(t modelTB, newStore func() backend.Backend, shared, concurrent bool, budget ModelBudget) {
+func runModel(t modelTB, newStore func() backend.Backend, shared, concurrent, served bool, budget ModelBudget) {
 	t.Helper()
 	budget = budget.resolved()
 	if concurrent {
@@ -104,7 +105,7 @@ func runModel(t modelTB, newStore func() backend.Backend, shared, concurrent boo
 			if !store.Capabilities().ConditionalPut {
 				t.Skip("backend does not claim Capabilities().ConditionalPut: the syncer commits under a lock there")
 			}
-			m := newModelRun(rt, store, shared, concurrent)
+			m := newModelRun(rt, store, shared, concurrent, served)
 			figures.sequences.Add(1)
 			rt.Repeat(m.actions())
 			m.converge()
@@ -161,7 +162,7 @@ type mcache struct {
 	id     int
 	dir    string
 	cfg    syncer.Config
-	s      *syncer.Syncer
+	s      serve.Cache // the Syncer, or a client of the service serving it
 	count  *wrap.Counting
 	faults *wrap.Faulty
 
@@ -219,10 +220,12 @@ type modelRun struct {
 	// failing, while that step tries one serial order.
 	concurrent bool
 	trial      *[]string
+	// served drives every cache through silt serve (model_serve.go).
+	served bool
 }
 
-func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent bool) *modelRun {
-	m := &modelRun{t: t, ctx: context.Background(), shared: shared, concurrent: concurrent, store: store, written: map[string]map[string]bool{}}
+func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served bool) *modelRun {
+	m := &modelRun{t: t, ctx: context.Background(), shared: shared, concurrent: concurrent, served: served, store: store, written: map[string]map[string]bool{}}
 	n := rapid.IntRange(2, 4).Draw(t, "caches")
 	for i := range n {
 		dir, err := os.MkdirTemp("", "silt-model-")
@@ -255,6 +258,10 @@ func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent bool) *mo
 }
 
 func (m *modelRun) open(c *mcache) {
+	if m.served {
+		m.openServed(c)
+		return
+	}
 	s, err := syncer.Open(m.ctx, c.cfg)
 	if err != nil {
 		m.t.Fatalf("open cache %d: %v", c.id, err)

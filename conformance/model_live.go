@@ -39,7 +39,7 @@ func RunLiveModel(ctx context.Context, newBackend func() (backend.Backend, error
 				}
 				t.Cleanup(func() { b.Close() })
 				return b
-			}, shared, concurrent, budget)
+			}, shared, concurrent, false, budget)
 		}}
 		passed, skipped, msg := check.RunOne(ctx, c, newBackend)
 		if !passed {

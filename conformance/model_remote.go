@@ -12,6 +12,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -95,7 +96,7 @@ func checkIndexStructure(ctx context.Context, b backend.Backend) error {
 }
 
 // pushPaths pushes only the given paths.
-func pushPaths(ctx context.Context, s *syncer.Syncer, paths []string) (syncer.Stats, error) {
+func pushPaths(ctx context.Context, s serve.Cache, paths []string) (syncer.Stats, error) {
 	return s.Push(ctx, syncer.PushOptions{Paths: paths})
 }
 

@@ -25,3 +25,9 @@ func TestSyncerModel_FS(t *testing.T) {
 		return b
 	}, modelBudget)
 }
+
+// The model through silt serve, at a smaller budget in `go test` (the
+// doorway adds a socket round trip per call); .ci/run raises it.
+func TestSyncerModel_Served(t *testing.T) {
+	RunSyncerModelServed(t, func(t *testing.T) backend.Backend { return mem.New() }, ModelBudget{Checks: 10, Steps: 20})
+}

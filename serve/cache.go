@@ -201,4 +201,6 @@ func (l *Local) Close() error {
 	return errors.Join(errs...)
 }
 
-func observes(o syncer.Observer) bool { return o.OnChange != nil || o.Progress != nil || o.MaxChanges != 0 }
+func observes(o syncer.Observer) bool {
+	return o.OnChange != nil || o.Progress != nil || o.MaxChanges != 0
+}

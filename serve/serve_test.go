@@ -434,7 +434,7 @@ func TestServer_Control_RecordLifecycle(t *testing.T) {
 }
 
 func TestServer_Serve_TCPNeedsToken(t *testing.T) {
-	srv, err := Open(t.Context(), Config{Syncer: syncer.Config{Backend: mem.New(), Dir: t.TempDir()}, Token: "s3cret"})
+	srv, err := Open(t.Context(), Config{Syncer: syncer.Config{Backend: mem.New(), Dir: t.TempDir()}, Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +450,7 @@ func TestServer_Serve_TCPNeedsToken(t *testing.T) {
 	} else if e := (*Error)(nil); !errors.As(err, &e) || e.Code != CodeUnauthorized {
 		t.Fatalf("wrong token: %v", err)
 	}
-	info, err := NewTCPClient(addr, "s3cret").Info(t.Context())
+	info, err := NewTCPClient(addr, testToken).Info(t.Context())
 	if err != nil || info.API != APIVersion {
 		t.Fatalf("info: %+v, %v", info, err)
 	}

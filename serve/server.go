@@ -111,6 +111,9 @@ func (s *Server) Serve(ln net.Listener) error {
 		if s.cfg.Token == "" {
 			return errors.New("serve: a TCP listener needs a bearer token")
 		}
+		if err := CheckToken(s.cfg.Token); err != nil {
+			return err
+		}
 		h = requireToken(s.cfg.Token, h)
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
@@ -208,8 +211,8 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 // maxBody bounds a request body (a prepared manifest can be large); a
-// longer one is refused with 413, never cut and run.
-const maxBody = 64 << 20
+// longer one is refused with 413, never cut and run. A variable for tests.
+var maxBody int64 = 64 << 20
 
 // limitBody bounds every request's body to maxBody.
 func limitBody(next http.Handler) http.Handler {

@@ -211,7 +211,7 @@ func checkSocketFile(p string, fi os.FileInfo) error {
 	if fi.Mode().Type() != os.ModeSocket {
 		return fmt.Errorf("%w: %s is not a socket", ErrForeignSocket, p)
 	}
-	if uid, ok := fileOwner(fi); ok && uid != os.Getuid() {
+	if uid, ok := fileOwner(fi); ok && uid != clientUID() {
 		return fmt.Errorf("%w: %s belongs to uid %d", ErrForeignSocket, p, uid)
 	}
 	return checkPrivateDir(filepath.Dir(p), false)
@@ -238,16 +238,23 @@ func checkPeer(c net.Conn) error {
 	if err != nil {
 		return fmt.Errorf("serve: peer credentials: %w", err)
 	}
-	if ok && uid != os.Getuid() {
+	if ok && uid != clientUID() {
 		return fmt.Errorf("%w: the peer runs as uid %d", ErrForeignSocket, uid)
 	}
 	return nil
 }
 
-// peerChecked closes, unanswered, connections from another user.
-func peerChecked(ln net.Listener) net.Listener { return &peerListener{ln} }
+// clientUID is the user a client expects to answer: this process's (a
+// variable so tests can play another user).
+var clientUID = os.Getuid
 
-type peerListener struct{ net.Listener }
+// peerChecked closes, unanswered, connections from another user.
+func peerChecked(ln net.Listener) net.Listener { return &peerListener{ln, os.Getuid()} }
+
+type peerListener struct {
+	net.Listener
+	uid int // the only user answered
+}
 
 func (l *peerListener) Accept() (net.Conn, error) {
 	for {
@@ -255,7 +262,7 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if checkPeer(c) == nil {
+		if uid, ok, err := peerUID(c); err == nil && (!ok || uid == l.uid) {
 			return c, nil
 		}
 		c.Close()

@@ -113,13 +113,12 @@ func serveToken(listen, tokenFile string) (string, error) {
 	if tokenFile == "" {
 		return "", usagef("--listen needs --token-file: TCP clients must send a bearer token")
 	}
-	data, err := os.ReadFile(tokenFile)
+	token, err := serve.ReadTokenFile(tokenFile)
+	if errors.Is(err, serve.ErrWeakToken) {
+		return "", usagef("--token-file: %v", err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %w", err)
-	}
-	token := strings.TrimSpace(string(data))
-	if token == "" {
-		return "", usagef("--token-file %s is empty", tokenFile)
 	}
 	return token, nil
 }
