@@ -23,6 +23,8 @@ func RunSyncerModelServed(t *testing.T, newBackend Factory, budget ModelBudget) 
 			runModel(t, func() backend.Backend { return newBackend(t) }, name == "Shared", name == "Concurrent", true, budget)
 		})
 	}
+	f := Figures()
+	t.Logf("model totals in this process: %d sequences, %d steps, %d faults armed, %d fired; %s", f.Sequences, f.Steps, f.Faults, f.FaultsFired, concTotals())
 }
 
 // openServed opens c's cache in a service on its socket and makes c.s a

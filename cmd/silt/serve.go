@@ -152,7 +152,13 @@ func (c *cli) openCache(ctx context.Context, dir string, cfg binding, b backend.
 	if c.cmd != nil {
 		owner += " " + c.cmd.name
 	}
-	return serve.OpenCache(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Logger: c.logger, Lazy: c.lazy, Tracer: c.tracer()},
+	// The lazy files of a metadata-only pull another process sends without
+	// globs: those of silt serve's default, as if it owned the cache.
+	lazy := c.lazy
+	if lazy == nil {
+		lazy = syncer.DefaultLazy
+	}
+	return serve.OpenCache(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Logger: c.logger, Lazy: lazy, Tracer: c.tracer()},
 		serve.OpenOptions{Serve: true, Owner: owner, Observer: syncer.Observer{OnChange: c.onChange(), Progress: c.progress(), ProgressChecks: true, MaxChanges: c.maxChanges()}})
 }
 
