@@ -53,6 +53,7 @@ type Server struct {
 	jobs    jobTable
 	leases  map[string]*heldLease
 	running sync.WaitGroup // async jobs
+	host    hostState      // events, remote watch, idle tracking (events.go)
 }
 
 // Open opens the cache described by cfg.Syncer and returns a server for it.
@@ -63,8 +64,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, leases: map[string]*heldLease{}}
 	s.jobs.init(cfg.JobRetention)
+	s.host.init()
 	sc := cfg.Syncer
-	sc.Progress = s.jobs.progress
+	sc.Progress = s.progress
 	sy, err := syncer.Open(ctx, sc)
 	if err != nil {
 		return nil, err
@@ -75,6 +77,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		s.root = backend.Prefixed(sc.Backend, sc.Namespace)
 	}
 	s.base, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if st, err := sy.Status(ctx, false); err == nil {
+		s.host.seenSeq = st.SeenSeq
+	}
 	s.routes()
 	return s, nil
 }
@@ -89,7 +94,7 @@ func (s *Server) Handler() http.Handler { return s.mux }
 // Serve answers requests on ln until Shutdown. A non-Unix listener
 // requires Config.Token.
 func (s *Server) Serve(ln net.Listener) error {
-	h := http.Handler(s.mux)
+	h := s.track(s.mux)
 	if ln.Addr().Network() != "unix" {
 		if s.cfg.Token == "" {
 			return errors.New("serve: a TCP listener needs a bearer token")
@@ -144,7 +149,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.cancel()
 	errs = append(errs, s.releaseAll(context.WithoutCancel(ctx)))
-	errs = append(errs, s.sync.Close())
+	if s.sync != nil { // nil for a bucket service
+		errs = append(errs, s.sync.Close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -173,6 +180,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/jobs", s.handleJobs)
 	m.HandleFunc("GET /v1/jobs/{id}", s.handleJob)
 	m.HandleFunc("POST /v1/jobs/{id}/cancel", s.handleJobCancel)
+	s.hostRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: no endpoint %s %s", errNotFound, r.Method, r.URL.Path))
 	})
@@ -213,17 +221,20 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, op, kind string, as
 	}
 	j, ctx := s.jobs.start(parent, op, kind)
 	s.mu.Unlock()
+	s.opStarted(j)
 	if async {
 		go func() {
 			defer s.running.Done()
 			res, err := fn(ctx)
 			s.jobs.finish(j, res, err)
+			s.opEnded(j, res, err)
 		}()
 		writeJSON(w, http.StatusAccepted, s.jobs.snapshot(j))
 		return
 	}
 	res, err := fn(ctx)
 	s.jobs.finish(j, res, err)
+	s.opEnded(j, res, err)
 	if err != nil {
 		writeError(w, err)
 		return
