@@ -91,6 +91,9 @@ type hostState struct {
 
 	inflight int
 	lastBusy time.Time
+
+	quit     chan struct{} // closed by stop: the watcher and long polls end
+	quitOnce sync.Once
 }
 
 func (h *hostState) init() {
@@ -98,7 +101,12 @@ func (h *hostState) init() {
 	h.wake = make(chan struct{})
 	h.watchEvery = DefaultWatchInterval
 	h.lastBusy = time.Now()
+	h.quit = make(chan struct{})
 }
+
+// stop ends the remote watcher and answers waiting long polls, so that
+// Shutdown does not wait for them.
+func (h *hostState) stop() { h.quitOnce.Do(func() { close(h.quit) }) }
 
 // SetWatchInterval sets how often the remote manifest is read while a
 // client watches it; zero or negative keeps DefaultWatchInterval.
@@ -218,7 +226,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-r.Context().Done():
 			return
-		case <-s.base.Done():
+		case <-h.quit:
 			writeJSON(w, http.StatusOK, out)
 			return
 		}
@@ -232,6 +240,11 @@ func (s *Server) watch(d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.watchUntil = time.Now().Add(d + 2*h.watchEvery)
+	select {
+	case <-h.quit:
+		return // shutting down: no new watcher
+	default:
+	}
 	if h.watching {
 		return
 	}
@@ -259,7 +272,7 @@ func (s *Server) watchLoop() {
 			t := time.NewTimer(every)
 			select {
 			case <-t.C:
-			case <-s.base.Done():
+			case <-h.quit:
 				t.Stop()
 				h.mu.Lock()
 				h.watching = false

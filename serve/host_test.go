@@ -267,3 +267,39 @@ func TestBucketServer_LocksControlHealthNamespacesRead(t *testing.T) {
 		t.Fatalf("pull on a bucket service: %v, want not_found", err)
 	}
 }
+
+// Shutdown ends a running remote watch and waiting long polls at once,
+// rather than waiting out the watch (a poll's wait plus two intervals).
+func TestServer_Shutdown_EndsTheRemoteWatch(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := Open(t.Context(), Config{Syncer: syncer.Config{Backend: mem.New(), Dir: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := Listen(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	c := NewUnixClient(ln.Addr().String())
+	if _, err := c.Events(t.Context(), EventsRequest{Remote: true, WaitMs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	polling := make(chan error, 1)
+	go func() {
+		_, err := c.Events(context.Background(), EventsRequest{Remote: true, WaitMs: maxEventWaitMs})
+		polling <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with a watch running: %v", err)
+	}
+	<-served
+	select {
+	case <-polling:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a waiting long poll outlived the shutdown")
+	}
+}

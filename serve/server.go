@@ -132,6 +132,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing = true
 	https := s.https
 	s.mu.Unlock()
+	s.host.stop() // long polls and the remote watcher end now
 	var errs []error
 	for _, hs := range https {
 		if err := hs.Shutdown(ctx); err != nil {
