@@ -62,7 +62,8 @@ func (le *Lease) Nonce() string { return le.nonce }
 // Lost is closed when the lease is lost: another client took the lock
 // over, it was force-released, or heartbeats failed until it could have
 // been taken. It fires no later than a waiter may take over, give or take
-// the difference in rate between the two machines' clocks.
+// the difference in rate between the two machines' clocks. Release closes
+// it too when it finds the lock no longer held under this lease.
 func (le *Lease) Lost() <-chan struct{} { return le.lost }
 
 // Context returns a context derived from Acquire's, cancelled when the
@@ -107,8 +108,14 @@ func (le *Lease) Release(ctx context.Context) error {
 		le.hbCancel()
 	})
 	<-le.done
-	if _, err := le.l.proto.release(ctx, le.ver, le.rec); err != nil {
+	held, err := le.l.proto.release(ctx, le.ver, le.rec)
+	if err != nil {
 		return fmt.Errorf("lock %q: release: %w", le.l.key, err)
+	}
+	if !held {
+		// Force-released or taken over before a heartbeat noticed: Lost
+		// tells a caller that releases on someone's behalf.
+		le.markLost()
 	}
 	le.released = true
 	return nil

@@ -50,6 +50,11 @@ type Options struct {
 	// Holder names the holder for people reading the lock object. Empty
 	// means "user@hostname".
 	Holder string
+	// PID and Hostname name the holder's process in the lock object; zero
+	// values mean this process and this machine. A service that holds a
+	// lock for a client passes the client's, so readers see who holds it.
+	PID      int
+	Hostname string
 	// Clock is the time source; nil means the real clock. Tests inject a
 	// fake one to pause a holder or skew clocks without sleeping.
 	Clock Clock
@@ -130,6 +135,12 @@ func New(b backend.Backend, key string, opts Options) (*Lock, error) {
 		l.clock = realClock{}
 	}
 	l.hostname, _ = os.Hostname() // informational only: an unknown host is not a reason to refuse a lock
+	if opts.Hostname != "" {
+		l.hostname = opts.Hostname
+	}
+	if opts.PID > 0 {
+		l.pid = opts.PID
+	}
 	if l.holder == "" {
 		l.holder = defaultHolder(l.hostname)
 	}
@@ -167,10 +178,14 @@ type Info struct {
 	Holder     string
 	Hostname   string
 	PID        int
-	AcquiredAt time.Time     // by the holder's clock: for people, never for staleness
-	TTL        time.Duration // the holder's TTL, which waiters honour
-	Nonce      string        // names this acquisition, for ForceRelease
-	Token      uint64        // fencing token of this acquisition
+	AcquiredAt time.Time // by the holder's clock: for people, never for staleness
+	// HeartbeatAt is the holder's last heartbeat by its clock (AcquiredAt
+	// until the first one): a host that judges staleness by a timestamp
+	// must read this one, since AcquiredAt never moves.
+	HeartbeatAt time.Time
+	TTL         time.Duration // the holder's TTL, which waiters honour
+	Nonce       string        // names this acquisition, for ForceRelease
+	Token       uint64        // fencing token of this acquisition
 }
 
 // String describes the holder for error messages.

@@ -66,7 +66,11 @@ func (r *record) ttl(fallback time.Duration) time.Duration {
 
 func (r *record) info() Info {
 	at, _ := time.Parse(time.RFC3339Nano, r.AcquiredAt) // checked by decode
-	return Info{Holder: r.Holder, Hostname: r.Hostname, PID: r.PID, AcquiredAt: at,
+	hb, err := time.Parse(time.RFC3339Nano, r.HeartbeatAt)
+	if err != nil {
+		hb = at // no heartbeat yet (or an unreadable one): the acquisition is the last sign of life
+	}
+	return Info{Holder: r.Holder, Hostname: r.Hostname, PID: r.PID, AcquiredAt: at, HeartbeatAt: hb,
 		TTL: r.ttl(0), Nonce: r.Nonce, Token: r.Token}
 }
 

@@ -52,7 +52,8 @@ func (s *Server) newLock(req LockRequest) (*lock.Lock, error) {
 	} else if req.MaxWaitMs < 0 {
 		maxWait = 0 // the lock package's default
 	}
-	return lock.New(s.root, LockPrefix+req.Key, lock.Options{TTL: time.Duration(req.TTLMs) * time.Millisecond, MaxWait: maxWait, Holder: req.Holder})
+	return lock.New(s.root, LockPrefix+req.Key, lock.Options{TTL: time.Duration(req.TTLMs) * time.Millisecond, MaxWait: maxWait, Holder: req.Holder,
+		PID: req.PID, Hostname: req.Hostname})
 }
 
 // lockHandler serves an endpoint on a lock named by a LockRequest: it
@@ -165,6 +166,13 @@ func (s *Server) takeLease(id string, remove bool) (*heldLease, error) {
 func (s *Server) lockRelease(ctx context.Context, h *heldLease) (any, error) {
 	if err := s.dropLease(ctx, h); err != nil {
 		return nil, err
+	}
+	select {
+	case <-h.lease.Lost():
+		// Force-released or taken over: the client's critical section
+		// was not protected to its end, and must hear it.
+		return nil, fmt.Errorf("lease of %s: %w", h.Key, lock.ErrLost)
+	default:
 	}
 	out := h.Lease
 	out.Held = false

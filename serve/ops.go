@@ -213,7 +213,7 @@ func (s *Server) handleControl(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	c := s.sync.Control()
+	c := syncer.NewControl(s.root) // as Syncer.Control, and without a cache for a bucket service
 	s.run(w, r, "control/"+verb, "control", false, func(ctx context.Context) (any, error) {
 		switch verb {
 		case "get":

@@ -58,6 +58,7 @@ type Server struct {
 	jobs    jobTable
 	leases  map[string]*heldLease
 	running sync.WaitGroup // async jobs
+	host    hostState      // events, remote watch, idle tracking (events.go)
 }
 
 // Open opens the cache described by cfg.Syncer and returns a server for it.
@@ -84,12 +85,16 @@ func New(ctx context.Context, sy *syncer.Syncer, cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, leases: map[string]*heldLease{}, sync: sy}
 	s.jobs.init(cfg.JobRetention)
+	s.host.init()
 	sc := cfg.Syncer
 	s.root = sc.Backend
 	if sc.Namespace != "" {
 		s.root = backend.Prefixed(sc.Backend, sc.Namespace)
 	}
 	s.base, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if st, err := sy.Status(ctx, false); err == nil {
+		s.host.seenSeq = st.SeenSeq
+	}
 	s.routes()
 	return s
 }
@@ -104,7 +109,7 @@ func (s *Server) Handler() http.Handler { return limitBody(s.mux) }
 // Serve answers requests on ln until Shutdown. A non-Unix listener
 // requires Config.Token.
 func (s *Server) Serve(ln net.Listener) error {
-	h := s.Handler()
+	h := s.track(s.Handler())
 	if ln.Addr().Network() == "unix" {
 		ln = peerChecked(ln)
 	} else {
@@ -147,6 +152,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing = true
 	https := s.https
 	s.mu.Unlock()
+	s.host.stop() // long polls and the remote watcher end now
 	var errs []error
 	for _, hs := range https {
 		if err := hs.Shutdown(ctx); err != nil {
@@ -195,6 +201,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /v1/jobs", s.handleJobs)
 	m.HandleFunc("GET /v1/jobs/{id}", s.handleJob)
 	m.HandleFunc("POST /v1/jobs/{id}/cancel", s.handleJobCancel)
+	s.hostRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: no endpoint %s %s", errNotFound, r.Method, r.URL.Path))
 	})
@@ -279,22 +286,26 @@ func (s *Server) runCall(w http.ResponseWriter, r *http.Request, op string, asyn
 	own := obs.Progress
 	obs.Progress = func(p syncer.Progress) {
 		s.jobs.progressOf(j, p)
+		s.publishProgress(p)
 		if own != nil {
 			own(p)
 		}
 	}
 	ctx = syncer.WithObserver(ctx, obs)
+	s.opStarted(j)
 	if async {
 		go func() {
 			defer s.running.Done()
 			res, err := fn(ctx)
 			s.jobs.finish(j, res, err)
+			s.opEnded(j, res, err)
 		}()
 		writeJSON(w, http.StatusAccepted, s.jobs.snapshot(j))
 		return
 	}
 	res, err := fn(ctx)
 	s.jobs.finish(j, res, err)
+	s.opEnded(j, res, err)
 	if st != nil {
 		st.end(res, err)
 		return

@@ -122,11 +122,19 @@ func Listen(ctx context.Context, dir string) (net.Listener, error) {
 	} else if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, err
 	}
+	return listenPrivate(ctx, p)
+}
+
+// listenPrivate binds the socket p, refusing one a live service answers
+// on: bound in a fresh 0700 directory beside p, made 0600 there, then
+// renamed into place, so no one else can connect in between.
+func listenPrivate(ctx context.Context, p string) (net.Listener, error) {
 	if _, err := os.Lstat(p); err == nil {
 		if info, err := NewUnixClient(p).Info(ctx); err == nil {
 			return nil, fmt.Errorf("%w (%s, pid %d, socket %s)", ErrServed, info.Owner, info.PID, p)
 		}
 	}
+	parent := filepath.Dir(p)
 	tmp := filepath.Join(parent, ".s"+rand.Text()[:6])
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return nil, err
@@ -163,6 +171,10 @@ type socketListener struct {
 	path string
 	fi   os.FileInfo
 }
+
+// Addr is the socket's final path, not the private directory it was
+// bound in, so a client may dial what the listener reports.
+func (l *socketListener) Addr() net.Addr { return &net.UnixAddr{Name: l.path, Net: "unix"} }
 
 func (l *socketListener) Close() error {
 	err := l.UnixListener.Close()

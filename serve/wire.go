@@ -148,6 +148,10 @@ type LockRequest struct {
 	MaxWaitMs int64  `json:"maxWaitMs,omitempty"`
 	Holder    string `json:"holder,omitempty"`
 	Nonce     string `json:"nonce,omitempty"` // force-release only
+	// PID and Hostname name the client's process in the lock object
+	// (acquire only); zero values mean the service's.
+	PID      int    `json:"pid,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
 }
 
 // LeaseRequest is the body of POST /v1/lock/release and /v1/lock/heartbeat.
@@ -174,16 +178,18 @@ type LockInfo struct {
 	Hostname   string    `json:"hostname,omitempty"`
 	PID        int       `json:"pid,omitempty"`
 	AcquiredAt time.Time `json:"acquiredAt,omitzero"`
-	TTLMs      int64     `json:"ttlMs,omitempty"`
-	Nonce      string    `json:"nonce,omitempty"`
-	Token      uint64    `json:"token,omitempty"`
+	// HeartbeatAt is the holder's last heartbeat (lock.Info.HeartbeatAt).
+	HeartbeatAt time.Time `json:"heartbeatAt,omitzero"`
+	TTLMs       int64     `json:"ttlMs,omitempty"`
+	Nonce       string    `json:"nonce,omitempty"`
+	Token       uint64    `json:"token,omitempty"`
 }
 
 func lockInfo(i *lock.Info) LockInfo {
 	if i == nil {
 		return LockInfo{}
 	}
-	return LockInfo{Held: true, Holder: i.Holder, Hostname: i.Hostname, PID: i.PID, AcquiredAt: i.AcquiredAt,
+	return LockInfo{Held: true, Holder: i.Holder, Hostname: i.Hostname, PID: i.PID, AcquiredAt: i.AcquiredAt, HeartbeatAt: i.HeartbeatAt,
 		TTLMs: i.TTL.Milliseconds(), Nonce: i.Nonce, Token: i.Token}
 }
 
@@ -213,6 +219,8 @@ type Info struct {
 	// Owner says what owns the cache: "silt serve", or the command line
 	// of a silt process that serves it while it runs ("silt push").
 	Owner string `json:"owner,omitempty"`
+	// Mode is ModeBucket for a bucket service (no cache directory).
+	Mode string `json:"mode,omitempty"`
 }
 
 // Job states.

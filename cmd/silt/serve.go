@@ -33,6 +33,7 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 	tokenFile := fs.String("token-file", "", "file holding the bearer token TCP clients must send")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGINT/SIGTERM, how long running operations may finish before they are cancelled")
 	var lazy stringsFlag
+	host := serveHostFlags(fs) // serve_host.go
 	fs.Var(&lazy, "lazy", "files a metadataOnly pull records without downloading (a glob, ** spans directories; repeatable; default 'data/**/raw', as pull --metadata-only)")
 	if _, err := c.parse(fs, args, 0, 0); err != nil {
 		return err
@@ -47,6 +48,9 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 	token, err := serveToken(*listen, *tokenFile)
 	if err != nil {
 		return err
+	}
+	if *host.bucket != "" {
+		return runServeBucket(ctx, c, host, *listen, token, *grace)
 	}
 	cfg, err := readBinding(*dir)
 	if err != nil {
@@ -82,9 +86,11 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 	}); err != nil {
 		return err
 	}
+	lctx, stopLife := host.lifetime(ctx, c, srv)
+	defer stopLife()
 	var serveErr error
 	select {
-	case <-ctx.Done():
+	case <-lctx.Done():
 	case serveErr = <-served:
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *grace)

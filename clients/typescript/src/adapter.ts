@@ -2,7 +2,7 @@
 // sync service (pullChanged, pushChanged, markDirty, preparePush,
 // commitPush, previewPush, hydrateFile, controlPlaneStore, capabilities).
 
-import { type Fence, SiltClient, SiltError, type Stats } from "./client.ts";
+import { checkConflicts, type Fence, SiltClient, SiltError, type Stats } from "./client.ts";
 
 /** A model as the host names it: the normalized type and the id. */
 export interface ModelRef {
@@ -17,6 +17,8 @@ export interface SyncOptions {
   context?: { models?: readonly ModelRef[] };
   namespace?: string;
   metadataOnly?: boolean;
+  /** The lock the commit is made under (fencing): a stale token is refused ("fenced"). */
+  fence?: Fence;
 }
 
 export interface SyncCapabilities {
@@ -38,6 +40,7 @@ export interface PushPreviewSummary {
 /** Opaque to the host: what preparePush returns and commitPush takes. */
 export interface PushManifest {
   readonly silt: unknown;
+  /** Files the manifest would commit (written plus removed); what commitPush returns is what it did commit. */
   readonly files: number;
 }
 
@@ -99,17 +102,35 @@ export function checkSegment(s: string, what: string): string {
 export interface AdapterOptions {
   /** How models map to scopes; hostLayout by default. */
   layout?: ModelLayout;
+  /** gitignore-syntax rules passed to every pull and push (the wire option "exclude"). */
+  exclude?: string[];
+  /** Reads other namespaces' files (default: the sync service's own client). */
+  foreign?: SiltClient;
+  /** Called with every operation's Stats (the counts the methods return come from them). */
+  onStats?: (st: Stats) => void;
 }
 
 /** The host's DatastoreSyncService over one silt serve. */
 export class SiltSyncService {
   readonly #client: SiltClient;
   readonly #layout: ModelLayout;
+  readonly #opts: AdapterOptions;
   #namespace: Promise<string> | undefined;
+  /** The Stats of the last pull, push, prepare or commit. */
+  lastStats: Stats | undefined;
 
   constructor(client: SiltClient, opts: AdapterOptions = {}) {
     this.#client = client;
     this.#layout = opts.layout ?? hostLayout;
+    this.#opts = opts;
+  }
+
+  // Every count the host sees comes from the operation's Stats, and a
+  // conflict is a SiltConflictError, never a number claiming a commit.
+  #settle(st: Stats): Stats {
+    this.lastStats = st;
+    this.#opts.onStats?.(st);
+    return checkConflicts(st);
   }
 
   get client(): SiltClient {
@@ -131,15 +152,18 @@ export class SiltSyncService {
   async pullChanged(opts: SyncOptions = {}): Promise<number> {
     await this.#checkNamespace(opts.namespace);
     const scope = this.scopeOf(opts.context?.models);
-    const st = await this.#client.pull({ scope, metadataOnly: opts.metadataOnly }, { signal: opts.signal });
-    return st.files.downloaded + st.files.removed;
+    const st = await this.#client.pull({ scope, metadataOnly: opts.metadataOnly, exclude: this.#opts.exclude }, { signal: opts.signal });
+    return downloaded(this.#settle(st));
   }
 
-  /** Pushes the marked changes; returns files transferred. */
+  /**
+   * Pushes the marked changes (under opts.fence when given); returns the
+   * files committed. Conflicts reject with SiltConflictError.
+   */
   async pushChanged(opts: SyncOptions = {}): Promise<number> {
     await this.#checkNamespace(opts.namespace);
-    const st = await this.#client.push({}, { signal: opts.signal });
-    return transferred(st);
+    const st = await this.#client.push({ fence: opts.fence, exclude: this.#opts.exclude }, { signal: opts.signal });
+    return transferred(this.#settle(st));
   }
 
   /** Marks relPath (a file or directory) dirty, or everything without one. */
@@ -168,18 +192,34 @@ export class SiltSyncService {
   /** Phase 1: uploads, writes no index, clears no mark. */
   async preparePush(opts: SyncOptions = {}): Promise<PushManifest> {
     await this.#checkNamespace(opts.namespace);
-    const r = await this.#client.prepare({}, { signal: opts.signal });
+    const r = await this.#client.prepare({ exclude: this.#opts.exclude }, { signal: opts.signal });
+    this.#settle(r.stats);
     return { silt: r.manifest, files: r.files };
   }
 
-  /** Phase 2: merges onto the current index; returns the entries updated. */
-  async commitPush(manifest: PushManifest, opts: SyncOptions & { fence?: Fence } = {}): Promise<number> {
+  /**
+   * Phase 2: merges onto the current index; returns the entries it
+   * committed, from the commit's Stats. A path that moved since prepare
+   * rejects with SiltConflictError.
+   */
+  async commitPush(manifest: PushManifest, opts: SyncOptions = {}): Promise<number> {
     await this.#checkNamespace(opts.namespace);
     if (manifest === null || typeof manifest !== "object" || !("silt" in manifest)) {
       throw new TypeError("commitPush: not a manifest from this service's preparePush");
     }
-    await this.#client.commit(manifest.silt, opts.fence, { signal: opts.signal });
-    return manifest.files;
+    const st = this.#settle(await this.#client.commit(manifest.silt, opts.fence, { signal: opts.signal }));
+    // The files were counted as uploaded by prepare; the commit's Stats say
+    // whether it committed (commit present) and which paths it could not.
+    return st.commit ? manifest.files : 0;
+  }
+
+  /**
+   * One committed file of another namespace (the host's catalog reads),
+   * read from the bucket's index without touching this cache; null when
+   * it has none.
+   */
+  fetchForeignContent(namespace: string, relPath: string, opts: { signal?: AbortSignal } = {}): Promise<Uint8Array | null> {
+    return (this.#opts.foreign ?? this.#client).readFile(relPath, namespace, { signal: opts.signal });
   }
 
   controlPlaneStore(): ControlPlaneStore {
@@ -221,6 +261,12 @@ export class SiltSyncService {
   }
 }
 
+// The files a push or commit committed: uploaded, deduplicated (committed
+// without sending bytes) and deleted.
 function transferred(st: Stats): number {
-  return st.files.uploaded + st.files.deleted;
+  return st.files.uploaded + (st.files.deduplicated ?? 0) + st.files.deleted;
+}
+
+function downloaded(st: Stats): number {
+  return st.files.downloaded + st.files.removed;
 }

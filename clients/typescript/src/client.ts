@@ -1,20 +1,51 @@
 // Typed calls for silt serve's API v1 (serve/API.md in the repository).
 
+import { EventStream, type ProgressEvent, type RemoteChangeEvent } from "./events.ts";
 import { type Endpoint, send } from "./transport.ts";
 
-/** Files by outcome, as the library's Stats reports them. */
+/** Files by outcome, as the library's Stats reports them (syncer.FileStats). */
 export interface FileStats {
   downloaded: number;
   uploaded: number;
+  /** Pushed files whose bytes the store already held: nothing was sent. */
+  deduplicated: number;
+  /** Remote deletions. */
   deleted: number;
+  /** Local removals. */
   removed: number;
   unchanged: number;
   conflicts: number;
+  /** Paths an exclude rule kept out (services with excludes). */
+  excluded?: number;
 }
 
-/** What one operation did. */
+/** A path where the local and remote copies both changed; silt kept the local copy. */
+export interface Conflict {
+  path: string;
+  reason: string;
+}
+
+/** What happened to one file (syncer.Change). */
+export interface Change {
+  path: string;
+  action: string;
+  bytes?: number;
+  reason?: string;
+  dry_run?: boolean;
+}
+
+/** The commit that carried a push (syncer.CommitStats). */
+export interface CommitStats {
+  /** Compare-and-swaps of the manifest sent (0 when nothing needed writing). */
+  attempts: number;
+  /** Pushes merged into that one commit. */
+  batch: number;
+}
+
+/** What one operation did (syncer.Stats, FORMAT.md "Operation statistics"). */
 export interface Stats {
   op: string;
+  /** The manifest sequence seen (or written). */
   seq: number;
   files: FileStats;
   bytes: { down: number; up: number };
@@ -22,7 +53,13 @@ export interface Stats {
   local: { examined: number };
   phases: { name: string; ms: number }[];
   ms: number;
-  conflicts?: { path: string; reason: string }[];
+  /** The paths counted in files.conflicts, each kept as the local copy has it. */
+  conflicts?: Conflict[];
+  /** Each file's outcome in completion order, up to the service's bound. */
+  changes?: Change[];
+  changes_omitted?: number;
+  /** The commit of a push; absent when it committed nothing. */
+  commit?: CommitStats;
 }
 
 /** The lock a commit is made under (fencing). */
@@ -34,6 +71,8 @@ export interface Fence {
 export interface PullOptions {
   scope?: string[];
   metadataOnly?: boolean;
+  /** gitignore-syntax rules kept out of this pull (sent as the wire option "exclude"). */
+  exclude?: string[];
 }
 
 export interface PushOptions {
@@ -42,6 +81,8 @@ export interface PushOptions {
   maxDelete?: number;
   dryRun?: boolean;
   fence?: Fence;
+  /** gitignore-syntax rules kept out of this push (sent as the wire option "exclude"). */
+  exclude?: string[];
 }
 
 export interface Prepared {
@@ -91,10 +132,55 @@ export interface Preview {
 
 export interface Info {
   api: number;
-  dir: string;
-  root: string;
+  dir?: string;
+  root?: string;
   namespace?: string;
   pid: number;
+  /** "bucket" for a bucket service (no cache directory). */
+  mode?: string;
+}
+
+/** GET /v1/health: the host's DatastoreHealthResult, from one read and no write. */
+export interface Health {
+  healthy: boolean;
+  message: string;
+  latencyMs: number;
+  datastoreType: string;
+  details: Record<string, string>;
+  requests: { get: number; put: number; list: number; stat: number; total: number };
+}
+
+/** One entry of the service's event stream (POST /v1/events). */
+export interface SiltEvent {
+  seq: number;
+  type: "progress" | "op" | "remote";
+  at: string;
+  op?: string;
+  job?: string;
+  phase?: string;
+  path?: string;
+  bytes?: number;
+  done?: number;
+  total?: number;
+  doneBytes?: number;
+  totalBytes?: number;
+  state?: string;
+  remoteSeq?: number;
+  seenSeq?: number;
+  foreign?: boolean;
+}
+
+export interface EventsReply {
+  events: SiltEvent[];
+  next: number;
+  dropped?: number;
+}
+
+/** A namespace's registration in the bucket. */
+export interface NamespaceInfo {
+  namespace: string;
+  owner: string;
+  registered_at: string;
 }
 
 export type JobState = "running" | "succeeded" | "failed" | "canceled";
@@ -125,6 +211,8 @@ export interface LockInfo {
   hostname?: string;
   pid?: number;
   acquiredAt?: string;
+  /** The holder's last heartbeat (acquiredAt until the first); acquiredAt never moves. */
+  heartbeatAt?: string;
   ttlMs?: number;
   nonce?: string;
   token?: number;
@@ -135,6 +223,9 @@ export interface AcquireOptions {
   /** 0 (default): try once; -1: the library's default wait. */
   maxWaitMs?: number;
   holder?: string;
+  /** The holder's process and machine, recorded in the lock (default: the service's). */
+  pid?: number;
+  hostname?: string;
 }
 
 /** Stable error codes of the API. */
@@ -152,14 +243,63 @@ export class SiltError extends Error {
   }
 }
 
+/**
+ * A push or pull kept conflicts: both copies of each path changed, silt
+ * kept the local one and committed nothing for it. The stats are the
+ * operation's; settle with client.resolve, then push again.
+ */
+export class SiltConflictError extends SiltError {
+  readonly conflicts: Conflict[];
+  constructor(readonly stats: Stats) {
+    const list = stats.conflicts ?? [];
+    const shown = list.slice(0, 5).map((c) => `${c.path} (${c.reason})`).join(", ");
+    super("conflict", `silt ${stats.op}: ${stats.files.conflicts} conflict(s): ${shown}${list.length > 5 ? ", ..." : ""}`, 409);
+    this.name = "SiltConflictError";
+    this.conflicts = list;
+  }
+}
+
+/** Throws SiltConflictError when st counts a conflict; returns st otherwise. */
+export function checkConflicts(st: Stats): Stats {
+  if (st.files.conflicts > 0 || (st.conflicts?.length ?? 0) > 0) throw new SiltConflictError(st);
+  return st;
+}
+
 /** Options every call takes. */
 export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Where a client finds its service: an endpoint, or a function that (re)starts one. */
+export type EndpointSource = Endpoint | ((o?: CallOptions) => Promise<Endpoint>);
+
 /** A client of one silt serve. */
 export class SiltClient {
-  constructor(readonly endpoint: Endpoint) {}
+  #source: EndpointSource;
+  #endpoint: Endpoint | undefined;
+  #pending: Promise<Endpoint> | undefined;
+  /** Whether the service takes the wire option "exclude" (unknown until a call carried one). */
+  excludeSupported: boolean | undefined;
+
+  constructor(source: EndpointSource) {
+    this.#source = source;
+    if (typeof source !== "function") this.#endpoint = source;
+  }
+
+  /** The endpoint once known (a lazily started service has none before its first call). */
+  get endpoint(): Endpoint {
+    if (!this.#endpoint) throw new Error("silt: the service has not been started yet");
+    return this.#endpoint;
+  }
+
+  async #resolve(o?: CallOptions, again = false): Promise<Endpoint> {
+    if (this.#endpoint && !again) return this.#endpoint;
+    const src = this.#source;
+    if (typeof src !== "function") return src;
+    this.#pending ??= src(o).finally(() => (this.#pending = undefined));
+    this.#endpoint = await this.#pending;
+    return this.#endpoint;
+  }
 
   /** A client for the service on a Unix socket. */
   static unix(socketPath: string): SiltClient {
@@ -177,7 +317,17 @@ export class SiltClient {
   }
 
   async call<T>(method: string, path: string, body?: unknown, opts?: CallOptions): Promise<T> {
-    const r = await send(this.endpoint, method, path, body, opts?.signal);
+    let ep = await this.#resolve(opts);
+    let r;
+    try {
+      r = await send(ep, method, path, body, opts?.signal);
+    } catch (e) {
+      // Nothing was sent when the connect failed: a service that exited
+      // (idle, or its starter's gone) is started again and the call retried.
+      if (typeof this.#source !== "function" || !isConnectError(e)) throw e;
+      ep = await this.#resolve(opts, true);
+      r = await send(ep, method, path, body, opts?.signal);
+    }
     let v: unknown;
     try {
       v = r.body === "" ? {} : JSON.parse(r.body);
@@ -196,13 +346,74 @@ export class SiltClient {
     return this.call("GET", "/v1/info", undefined, o);
   }
   pull(opts: PullOptions = {}, o?: CallOptions): Promise<Stats> {
-    return this.call("POST", "/v1/pull", opts, o);
+    return this.#withExclude("/v1/pull", opts, o);
   }
   push(opts: PushOptions = {}, o?: CallOptions): Promise<Stats> {
-    return this.call("POST", "/v1/push", opts, o);
+    return this.#withExclude("/v1/push", opts, o);
   }
   prepare(opts: PushOptions = {}, o?: CallOptions): Promise<Prepared> {
-    return this.call("POST", "/v1/prepare", opts, o);
+    return this.#withExclude("/v1/prepare", opts, o);
+  }
+
+  // A service built before excludes refuses the unknown field "exclude";
+  // the call is then made without it (the cache's .siltignore, read by
+  // services with excludes, is the other way in) and excludeSupported
+  // says so.
+  async #withExclude<T>(path: string, opts: { exclude?: string[] }, o?: CallOptions): Promise<T> {
+    if (!opts.exclude || opts.exclude.length === 0) return this.call("POST", path, stripExclude(opts), o);
+    if (this.excludeSupported === false) return this.call("POST", path, stripExclude(opts), o);
+    try {
+      const r = await this.call<T>("POST", path, opts, o);
+      this.excludeSupported = true;
+      return r;
+    } catch (e) {
+      if (!(e instanceof SiltError && e.code === "bad_request" && /unknown field "exclude"/.test(e.message))) throw e;
+      this.excludeSupported = false;
+      return this.call("POST", path, stripExclude(opts), o);
+    }
+  }
+
+  #events: EventStream | undefined;
+  /** The service's event stream (progress, operations, remote moves). */
+  get eventStream(): EventStream {
+    return (this.#events ??= new EventStream(this));
+  }
+  /** Calls fn for every file any operation of the service transfers; returns the unsubscribe. */
+  onProgress(fn: (e: ProgressEvent) => void): () => void {
+    return this.eventStream.onProgress(fn);
+  }
+  /** Calls fn when another writer's commit moved the remote; returns the unsubscribe. */
+  onRemoteChange(fn: (e: RemoteChangeEvent) => void, o: { all?: boolean } = {}): () => void {
+    return this.eventStream.onRemoteChange(fn, o);
+  }
+  /** Stops the event stream. */
+  close(): void {
+    this.#events?.close();
+  }
+
+  /** The read-only health check: one read of the manifest, no write. */
+  health(o?: CallOptions): Promise<Health> {
+    return this.call("GET", "/v1/health", undefined, o);
+  }
+  /** One long poll of the event stream: events after `after`, waiting up to waitMs. */
+  events(req: { after: number; waitMs?: number; remote?: boolean; tail?: boolean }, o?: CallOptions): Promise<EventsReply> {
+    return this.call("POST", "/v1/events", req, o);
+  }
+  /** The bucket's registered namespaces. */
+  async namespaces(o?: CallOptions): Promise<NamespaceInfo[]> {
+    return (await this.call<{ namespaces: NamespaceInfo[] }>("POST", "/v1/namespaces", {}, o)).namespaces;
+  }
+  /** Claims namespace for owner (first writer wins; the same owner again is a no-op). */
+  async registerNamespace(namespace: string, owner: string, o?: CallOptions): Promise<void> {
+    await this.call("POST", "/v1/namespaces/register", { namespace, owner }, o);
+  }
+  /**
+   * Reads one committed file of another namespace (undefined: the served
+   * one; "": the bucket root) from the index, verified; null when absent.
+   */
+  async readFile(path: string, namespace?: string, o?: CallOptions): Promise<Uint8Array | null> {
+    const r = await this.call<{ found: boolean; data?: string }>("POST", "/v1/read", { path, namespace }, o);
+    return r.found ? fromBase64(r.data ?? "") : null;
   }
   commit(manifest: unknown, fence?: Fence, o?: CallOptions): Promise<Stats> {
     return this.call("POST", "/v1/commit", { manifest, fence }, o);
@@ -292,6 +503,18 @@ export class SiltClient {
     const r = await this.call<{ keys?: string[] }>("POST", "/v1/control/list", { prefix }, o);
     return r.keys ?? [];
   }
+}
+
+function stripExclude<T extends { exclude?: string[] }>(o: T): Omit<T, "exclude"> {
+  const { exclude: _, ...rest } = o;
+  return rest;
+}
+
+/** Whether e is a failure to reach the socket at all (nothing was sent). */
+export function isConnectError(e: unknown): boolean {
+  const err = e as { code?: string; name?: string; cause?: { code?: string } };
+  const code = err?.code ?? err?.cause?.code;
+  return code === "ENOENT" || code === "ECONNREFUSED" || err?.name === "NotFound" || err?.name === "ConnectionRefused";
 }
 
 function toBase64(b: Uint8Array): string {

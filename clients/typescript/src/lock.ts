@@ -2,53 +2,119 @@
 // service keeps the lock object alive; this side heartbeats the service
 // every ttl/3 so that, if this process dies, the service lets the lock go.
 
-import { type Lease, type LockInfo, SiltClient } from "./client.ts";
+import { hostname } from "node:os";
+import process from "node:process";
+import { type Lease, type LockInfo, SiltClient, SiltError } from "./client.ts";
 
 export interface ServiceLockOptions {
   ttlMs?: number;
+  /** How long acquire waits for a holder (default 60 s; 0 tries once). */
   maxWaitMs?: number;
   holder?: string;
+  /** The holder's process and machine recorded in the lock; default this process's. */
+  pid?: number;
+  hostname?: string;
+}
+
+/** The lease was lost (force-released, or taken over after missed heartbeats) while held. */
+export class SiltLockLostError extends SiltError {
+  constructor(readonly key: string, cause?: unknown) {
+    super("lock_lost", `silt: lock ${JSON.stringify(key)} was lost while held${cause instanceof Error ? `: ${cause.message}` : ""}`, 409);
+    this.name = "SiltLockLostError";
+  }
 }
 
 export class ServiceLock {
   #lease: Lease | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #lost: unknown;
+  #hold: AbortController | undefined;
 
   constructor(readonly client: SiltClient, readonly key: string, readonly opts: ServiceLockOptions = {}) {}
 
-  /** Takes the lock, waiting up to maxWaitMs (default 60 s) for a holder. */
-  async acquire(): Promise<void> {
+  /**
+   * Takes the lock, waiting up to maxWaitMs (default 60 s) for a holder.
+   * The signal ends the wait (connecting included): the service gives up
+   * its attempt and the call rejects with the signal's reason.
+   */
+  async acquire(o: { signal?: AbortSignal } = {}): Promise<void> {
     if (this.#lease) return;
     const ttlMs = this.opts.ttlMs ?? 30_000;
-    const lease = await this.client.acquire(this.key, { ttlMs, maxWaitMs: this.opts.maxWaitMs ?? 60_000, holder: this.opts.holder });
+    const lease = await this.client.acquire(this.key, {
+      ttlMs,
+      maxWaitMs: this.opts.maxWaitMs ?? 60_000,
+      holder: this.opts.holder,
+      pid: this.opts.pid ?? process.pid,
+      hostname: this.opts.hostname ?? hostname(),
+    }, { signal: o.signal });
     this.#lease = lease;
     this.#lost = undefined;
+    this.#hold = new AbortController();
+    const hold = this.#hold;
     this.#timer = setInterval(() => {
       this.client.heartbeat(lease.lease).catch((e) => {
-        // Lost or unreachable: the next release or heartbeat reports it.
+        // Lost or unreachable: the holder's signal says so now, release
+        // reports it.
+        if (this.#lease !== lease) return;
         this.#lost = e;
         this.#stop();
+        hold.abort(new SiltLockLostError(this.key, e));
       });
     }, Math.max(1, Math.floor(ttlMs / 3)));
+    unrefTimer(this.#timer);
   }
 
-  /** Frees the lock; idempotent. */
+  /**
+   * Aborted when the lease is lost while held (the reason is a
+   * SiltLockLostError); undefined when not held.
+   */
+  get signal(): AbortSignal | undefined {
+    return this.#hold?.signal;
+  }
+
+  /**
+   * Frees the lock; idempotent. It throws SiltLockLostError when the lease
+   * was lost while held: the critical section was not protected to its end.
+   */
   async release(): Promise<void> {
     const lease = this.#lease;
+    const lost = this.#lost;
     this.#stop();
     this.#lease = undefined;
-    if (lease && this.#lost === undefined) await this.client.release(lease.lease);
+    this.#lost = undefined;
+    if (!lease) return;
+    if (lost !== undefined) throw new SiltLockLostError(this.key, lost);
+    try {
+      await this.client.release(lease.lease);
+    } catch (e) {
+      if (e instanceof SiltError && e.code === "lock_lost") {
+        this.#hold?.abort(new SiltLockLostError(this.key, e));
+        throw new SiltLockLostError(this.key, e);
+      }
+      throw e;
+    }
   }
 
-  /** Runs fn under the lock and releases it however fn ends. */
-  async withLock<T>(fn: () => Promise<T> | T): Promise<T> {
-    await this.acquire();
+  /**
+   * Runs fn under the lock and releases it however fn ends. fn gets a
+   * signal that aborts if the lease is lost meanwhile; a lost lease makes
+   * withLock reject with SiltLockLostError even if fn completed.
+   */
+  async withLock<T>(fn: (signal: AbortSignal) => Promise<T> | T, o: { signal?: AbortSignal } = {}): Promise<T> {
+    await this.acquire(o);
+    let out: T;
     try {
-      return await fn();
-    } finally {
-      await this.release();
+      out = await fn(this.#hold!.signal);
+    } catch (e) {
+      try {
+        await this.release();
+      } catch (re) {
+        if (re instanceof SiltLockLostError) throw re;
+      }
+      throw e;
     }
+    await this.release();
+    return out;
   }
 
   /** The current holder, or null when the lock is free. */
@@ -67,8 +133,20 @@ export class ServiceLock {
     return this.#lease?.token;
   }
 
+  /** The fence of the current hold (pass it to a push or commit); undefined when not held. */
+  get fence(): { key: string; token: number } | undefined {
+    return this.#lease ? { key: this.#lease.key, token: this.#lease.token } : undefined;
+  }
+
   #stop(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
   }
+}
+
+// A heartbeat must not keep a host's process alive on its own.
+function unrefTimer(t: unknown): void {
+  const deno = (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno;
+  if (typeof t === "number") deno?.unrefTimer?.(t);
+  else (t as { unref?: () => void })?.unref?.();
 }

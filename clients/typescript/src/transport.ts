@@ -77,18 +77,30 @@ async function sendDeno(
   signal?: AbortSignal,
 ): Promise<RawReply> {
   signal?.throwIfAborted();
-  const conn = await deno.connect({ transport: "unix", path: socketPath });
+  // The abort listener is in place before the connect starts: an abort
+  // while connecting must stop the request from being sent at all.
+  // deno-lint-ignore no-explicit-any
+  let conn: any;
+  let aborted = false;
   const onAbort = () => {
+    aborted = true;
     try {
-      conn.close();
+      conn?.close();
     } catch { /* already closed: the read below reports the abort */ }
   };
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
+    conn = await deno.connect({ transport: "unix", path: socketPath });
+    if (aborted) signal!.throwIfAborted(); // aborted while connecting: nothing sent
     const data = new TextEncoder().encode(payload);
     const head = `${method} ${path} HTTP/1.1\r\nHost: silt\r\nConnection: close\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${data.byteLength}\r\n\r\n`;
-    await writeAll(conn, concat([new TextEncoder().encode(head), data]));
+    try {
+      await writeAll(conn, concat([new TextEncoder().encode(head), data]));
+    } catch (e) {
+      signal?.throwIfAborted();
+      throw e;
+    }
     const chunks: Uint8Array[] = [];
     const buf = new Uint8Array(64 * 1024);
     for (;;) {
@@ -102,12 +114,13 @@ async function sendDeno(
       if (n === null) break;
       chunks.push(buf.slice(0, n));
     }
-    signal?.throwIfAborted();
+    // A reply read to its end is the operation's outcome, even if the
+    // signal fired meanwhile: throwing now would hide a commit that landed.
     return parseReply(concat(chunks));
   } finally {
     signal?.removeEventListener("abort", onAbort);
     try {
-      conn.close();
+      conn?.close();
     } catch { /* closed by the abort handler */ }
   }
 }

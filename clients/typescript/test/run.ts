@@ -16,6 +16,8 @@ import {
 } from "../src/mod.ts";
 import { assert, equal, rejects, run, test } from "./harness.ts";
 import { Fixture } from "./fixture.ts";
+import { registerHostTests } from "./host_test.ts";
+import { registerDatastoreTests } from "./datastore_test.ts";
 
 const code = (c: string) => (e: unknown) => e instanceof SiltError && e.code === c;
 
@@ -209,6 +211,9 @@ test("an aborted call rejects", async () => {
   ac.abort();
   await rejects(client.pull({}, { signal: ac.signal }), () => true, "aborted pull");
 });
+
+registerHostTests(fx, () => ({ client, svc }));
+registerDatastoreTests(fx);
 
 test("the CLI goes through the service while it runs, and silt serve stops cleanly", async () => {
   fx.write(fx.cache, "files/note.txt", "via cli");
