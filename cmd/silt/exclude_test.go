@@ -31,7 +31,7 @@ func TestPush_ExcludeFlagAndSkippedSummary(t *testing.T) {
 	if !strings.Contains(st, "excluded: 2 paths") || !strings.Contains(st, "link: symlink") {
 		t.Errorf("status: %s", st)
 	}
-	if r := silt(t, "push", "--dir", a, "--exclude", "[bad"); r.code == 0 || !strings.Contains(r.stderr, "[bad") {
+	if r := silt(t, "push", "--dir", a, "--exclude", "[bad"); r.code != 2 || !strings.Contains(r.stderr, "[bad") {
 		t.Errorf("a bad --exclude: exit %d, %s", r.code, r.stderr)
 	}
 }
