@@ -41,6 +41,7 @@ var syncerChecks = []struct {
 	{"Regression_HostileNames_SyncOrAreReported", checkRegression_HostileNames_SyncOrAreReported},
 	{"Regression_PushPaths_OnlyThosePaths", checkRegression_PushPaths_OnlyThosePaths},
 	{"Regression_KilledPullTempFiles_Removed", checkRegression_KilledPullTempFiles_Removed},
+	{"Syncer_Excludes_NeverCrossTheBoundary", checkSyncerExcludes_NeverCrossTheBoundary},
 }
 
 // RunSyncer runs every syncer scenario as a subtest of t, each on fresh

@@ -94,6 +94,10 @@ type Entry struct {
 	Seq    uint64 `json:"seq"`            // manifest seq of the commit that wrote it
 	Pack   string `json:"pack,omitempty"` // sha256 of the pack holding the bytes (format 3)
 	Off    int64  `json:"off,omitempty"`  // offset of the bytes in the pack
+	// Exec records the file's executable bit (FORMAT.md, "Shard"): a pull
+	// installs it 0755 rather than 0644, before the umask. Omitted when
+	// false, so readers that predate it read the entry as before.
+	Exec bool `json:"x,omitempty"`
 }
 
 // Packed reports whether e's bytes live in a pack.

@@ -249,7 +249,7 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch ch
 			}
 			e, b := ch.upserts[p], ch.bases[p]
 			switch {
-			case exists && cur.SHA256 == e.SHA256:
+			case exists && cur.SHA256 == e.SHA256 && cur.Exec == e.Exec:
 				continue // committed already (a retried CommitPush, or the same bytes)
 			case exists && b == "":
 				res.conflicts[p] = reasonCreatedRemotely

@@ -27,3 +27,7 @@ func ObserveCommitQueue(s *Syncer, fn func(n int)) {
 
 // Hashes returns how many files s has hashed since it was opened.
 func Hashes(s *Syncer) int64 { return s.local.hashes.Load() }
+
+// FailOpen makes s's opens of data files for reading fail with what fn
+// returns for their path (nil: open it). Set it before an operation.
+func FailOpen(s *Syncer, fn func(path string) error) { s.local.failOpen = fn }

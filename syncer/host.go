@@ -69,6 +69,13 @@ type Status struct {
 	Conflicts []ConflictRecord `json:"conflicts"`
 	// Lazy counts files recorded without their bytes (MetadataOnly).
 	Lazy int `json:"lazy"`
+	// Excluded and Skipped are what the last push (or dry run) that
+	// walked the whole cache left out: paths exclude rules kept out (an
+	// excluded directory once), and entries that are not regular files,
+	// the first MaxSkipped listed in SkippedList.
+	Excluded    int    `json:"excluded"`
+	Skipped     int    `json:"skipped"`
+	SkippedList []Skip `json:"skipped_list,omitempty"`
 }
 
 // Status reports the pending marks without touching a file and, with
@@ -88,6 +95,8 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 			st.Dirty = append(st.Dirty, p)
 		}
 		st.SeenSeq = t.metaUint(metaSeenSeq)
+		w := t.lastWalk()
+		st.Excluded, st.Skipped, st.SkippedList = w.Excluded, w.Skipped, w.List
 		return t.filesIn(index.All, func(_ string, rec fileRecord) error {
 			if !rec.Hydrated {
 				st.Lazy++
@@ -146,7 +155,7 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 	// A lazy record's entry first: one request when its bytes are there. A
 	// hydrated record of a file deleted locally since is history, not the
 	// index: the committed entry may have moved on, so ask the index.
-	entry, known := index.Entry{Size: rec.Size, SHA256: rec.SHA256, Pack: rec.Pack, Off: rec.Off}, hasRec && !rec.Hydrated
+	entry, known := index.Entry{Size: rec.Size, SHA256: rec.SHA256, Pack: rec.Pack, Off: rec.Off, Exec: rec.Exec}, hasRec && !rec.Hydrated
 	for attempt := 0; attempt < 2; attempt++ {
 		if !known {
 			var err error
@@ -168,7 +177,7 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += got.size })
 		o.change(Change{Path: p, Action: ActionDownload, Bytes: got.size})
 		return true, s.st.update(func(t stx) error {
-			return t.putFile(p, fileRecord{Size: got.size, SHA256: entry.SHA256, MtimeNs: got.mtimeNs, Hydrated: true, VerifiedNs: now()})
+			return t.putFile(p, fileRecord{Size: got.size, SHA256: entry.SHA256, MtimeNs: got.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: entry.Exec})
 		})
 	}
 	return false, fmt.Errorf("hydrate %s: %w", p, index.ErrMissingObject)

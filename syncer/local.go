@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/ignore"
 )
 
 // local is the cache directory as silt sees it. Every access goes through
@@ -30,6 +31,9 @@ type local struct {
 	// hashes counts the files hashed, so a test can pin that a push
 	// hashes only what a stat cannot settle.
 	hashes atomic.Int64
+	// failOpen, set by tests, fails the opens of data files it names: the
+	// way to make a file unreadable to root.
+	failOpen func(p string) error
 }
 
 // tmpDir holds downloads until they are verified and renamed into place.
@@ -40,6 +44,7 @@ type localFile struct {
 	exists  bool
 	size    int64
 	mtimeNs int64
+	exec    bool // the owner's execute bit, the one mode bit that syncs
 }
 
 func (l *local) name(p string) string { return l.ns + p }
@@ -85,11 +90,16 @@ func (l *local) stat(p string) (localFile, error) {
 }
 
 func infoFile(fi fs.FileInfo) localFile {
-	return localFile{exists: true, size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()}
+	return localFile{exists: true, size: fi.Size(), mtimeNs: fi.ModTime().UnixNano(), exec: fi.Mode().Perm()&0o100 != 0}
 }
 
 // open opens the data file at p for reading.
 func (l *local) open(p string) (*os.File, error) {
+	if l.failOpen != nil {
+		if err := l.failOpen(p); err != nil {
+			return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+		}
+	}
 	f, err := l.dir.Open(l.name(p))
 	return f, l.explain(p, err)
 }
@@ -128,7 +138,7 @@ func (l *local) install(p string, r io.Reader, e index.Entry) (localFile, error)
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := tmpDir + "/dl-" + hex.EncodeToString(rnd[:])
-	f, err := l.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := l.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, fs.FileMode(installMode(e.Exec)))
 	if err != nil {
 		return localFile{}, err
 	}
@@ -151,6 +161,28 @@ func (l *local) install(p string, r io.Reader, e index.Entry) (localFile, error)
 		return localFile{}, &PathError{Path: p, Reason: "a local directory is in the way"}
 	}
 	if err := l.dir.Rename(tmp, l.name(p)); err != nil {
+		return localFile{}, l.explain(p, err)
+	}
+	return l.stat(p)
+}
+
+// chmod sets or clears the executable bits of the file at p (all three,
+// where the read bit allows: 0644 becomes 0755), never following a link,
+// and returns its stat.
+func (l *local) chmod(p string, exec bool) (localFile, error) {
+	fi, err := l.dir.Lstat(l.name(p))
+	if err != nil {
+		return localFile{}, l.explain(p, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return localFile{}, &PathError{Path: p, Reason: "not a regular file (" + fi.Mode().Type().String() + ")"}
+	}
+	perm := fi.Mode().Perm() &^ 0o111
+	if exec {
+		perm |= (perm & 0o444) >> 2 // execute where it may be read
+		perm |= 0o100
+	}
+	if err := l.dir.Chmod(l.name(p), perm); err != nil {
 		return localFile{}, l.explain(p, err)
 	}
 	return l.stat(p)
@@ -205,10 +237,11 @@ func (l *local) cleanTmp() error {
 
 // tree reads what lies at or below the data path p ("" = everything): a
 // tree whose visit (dirNode.each from prefix) yields p's files in path
-// order. It skips every directory named .silt (this cache's own, or a
+// order, and how many entries ex excluded (p itself counts one when it is
+// excluded). It skips every directory named .silt (this cache's own, or a
 // cache nested inside it) and never follows symlinks: a symlink, device
 // or socket is an entSkip entry. Nothing at p is an empty tree.
-func (l *local) tree(ctx context.Context, p string) (n *dirNode, prefix string, err error) {
+func (l *local) tree(ctx context.Context, p string, ex *ignore.Matcher) (n *dirNode, prefix string, excluded int, err error) {
 	start := l.name(p)
 	if start == "" {
 		start = "."
@@ -216,12 +249,15 @@ func (l *local) tree(ctx context.Context, p string) (n *dirNode, prefix string, 
 	start = strings.TrimSuffix(start, "/")
 	fi, err := l.dir.Lstat(start)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &dirNode{}, "", nil
+		return &dirNode{}, "", 0, nil
 	}
 	if err != nil {
-		return nil, "", l.explain(p, err)
+		return nil, "", 0, l.explain(p, err)
 	}
 	if !fi.IsDir() {
+		if ex.Path(p, false) == ignore.Excluded {
+			return &dirNode{}, "", 1, nil
+		}
 		// One file (or one entry to skip): a tree of one entry, in p's
 		// parent directory.
 		n = &dirNode{}
@@ -231,16 +267,23 @@ func (l *local) tree(ctx context.Context, p string) (n *dirNode, prefix string, 
 			e = dirEnt{kind: entFile, lf: infoFile(fi)}
 		}
 		n.add([]byte(base), e)
-		return n, dir, nil
+		return n, dir, 0, nil
 	}
-	n, err = l.readTree(ctx, start)
+	v := ignore.Keep
+	if p != "" {
+		v = ex.Path(p, true)
+	}
+	if !ex.Descend(p, v) {
+		return &dirNode{}, "", 1, nil
+	}
+	n, excluded, err = l.readTree(ctx, start, p, ex, v)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &dirNode{}, "", nil // vanished after the Lstat
+		return &dirNode{}, "", 0, nil // vanished after the Lstat
 	}
 	if err != nil {
-		return nil, "", l.explain(p, err)
+		return nil, "", 0, l.explain(p, err)
 	}
-	return n, walkPrefix(p), nil
+	return n, walkPrefix(p), excluded, nil
 }
 
 // notRegular says why a walk skipped a file that is not a regular file.

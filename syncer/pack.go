@@ -112,7 +112,7 @@ func (s *Syncer) buildPack(shas []string, bySHA map[string][]upload) ([]byte, []
 func (s *Syncer) readVerified(buf *bytes.Buffer, u upload) error {
 	f, err := s.local.open(u.path)
 	if err != nil {
-		return err
+		return errChangedWhileRead // gone or unreadable since it was hashed
 	}
 	defer f.Close()
 	vr := &verifyingReader{f: f, size: u.local.size, want: u.sha, h: sha256.New()}

@@ -32,6 +32,10 @@ type PullOptions struct {
 	// still absent) lazy, instead of downloading it: a sync after a
 	// metadata-only pull stays metadata-only.
 	KeepLazy bool `json:"keepLazy,omitempty"`
+	// Exclude and Include add gitignore-syntax rules to Config's for
+	// this pull (see Config.Exclude).
+	Exclude []string `json:"exclude,omitempty"`
+	Include []string `json:"include,omitempty"`
 
 	lazy func(string) bool // Lazy compiled, or Config.Lazy
 }
@@ -58,6 +62,9 @@ func (s *Syncer) Pull(ctx context.Context, opts PullOptions) (Stats, error) {
 	defer release()
 	o := s.begin(ctx, "pull")
 	o.scope = &sc
+	if o.ex, err = s.rules(opts.Exclude, opts.Include); err != nil {
+		return o.end(err)
+	}
 	err = s.pullOnce(ctx, o, sc, opts)
 	return o.end(err)
 }
@@ -70,6 +77,7 @@ const (
 	pullLazy              // record without downloading
 	pullRemove            // a peer deleted it and the local copy is unchanged
 	pullForget            // drop the record only
+	pullChmod             // the local file holds the entry's bytes: set its executable bit
 )
 
 type pullAction struct {
@@ -190,8 +198,17 @@ func (s *Syncer) planShard(ctx context.Context, o *op, m *index.Manifest, i int,
 	if err != nil {
 		return err
 	}
+	excluded := 0
+	defer func() { o.add(func(st *Stats) { st.Files.Excluded += excluded }) }()
 	for _, p := range slices.Sorted(maps.Keys(entries)) {
 		if !sc.contains(p) {
+			continue
+		}
+		if o.ex.Excluded(p) {
+			// Never written or recorded here; the shard stays unreconciled
+			// so a pull without the rule brings the file.
+			excluded++
+			plan.dirty[i] = true
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -213,6 +230,10 @@ func (s *Syncer) planShard(ctx context.Context, o *op, m *index.Manifest, i int,
 	}
 	for _, p := range slices.Sorted(maps.Keys(recs)) {
 		if _, ok := entries[p]; ok {
+			continue
+		}
+		if o.ex.Excluded(p) {
+			plan.dirty[i] = true // its local copy and record stay
 			continue
 		}
 		a, reason := s.decideRemoved(o, p, recs[p], d)
@@ -247,8 +268,14 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 		}
 		switch {
 		case sum == e.SHA256:
+			// The bytes agree; the executable bit follows the entry unless
+			// the local one changed since this cache synced (a pending push).
+			if lf.execDiffers(e.Exec) && !(synced && lf.execDiffers(rec.Exec)) {
+				a.kind = pullChmod
+				return a, ""
+			}
 			o.add(func(st *Stats) { st.Files.Unchanged++ })
-			if !synced || rec.SHA256 != sum || rec.MtimeNs != lf.mtimeNs {
+			if !synced || rec.SHA256 != sum || rec.MtimeNs != lf.mtimeNs || rec.Exec != e.Exec {
 				a.kind = pullRecord
 			}
 			return a, ""
@@ -371,16 +398,25 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += lf.size })
 		o.change(Change{Path: a.path, Action: ActionDownload, Bytes: lf.size})
 		o.progress(a.path, lf.size, &moved, total)
-		record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now()}})
+		record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: a.entry.Exec}})
 		return nil
 	}
 	var removes, packed []pullAction
 	for _, a := range plan.actions {
 		switch a.kind {
 		case pullRecord:
-			record(pullDone{a.path, &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Hydrated: true, VerifiedNs: now()}})
+			record(pullDone{a.path, &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: a.entry.Exec}})
+		case pullChmod:
+			lf, err := s.local.chmod(a.path, a.entry.Exec)
+			if err != nil {
+				o.conflict(a.path, "cannot set the executable bit: "+err.Error())
+				continue
+			}
+			o.add(func(st *Stats) { st.Files.Downloaded++ })
+			o.change(Change{Path: a.path, Action: ActionDownload, Reason: modeReason(a.entry.Exec)})
+			record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: a.entry.Exec}})
 		case pullLazy:
-			record(pullDone{a.path, &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256, Pack: a.entry.Pack, Off: a.entry.Off}})
+			record(pullDone{a.path, &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256, Pack: a.entry.Pack, Off: a.entry.Off, Exec: a.entry.Exec}})
 			o.change(Change{Path: a.path, Action: ActionLazy, Bytes: a.entry.Size})
 		case pullForget:
 			record(pullDone{a.path, nil})

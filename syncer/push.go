@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"sync"
@@ -34,6 +34,10 @@ type PushOptions struct {
 	// if each were marked), whatever else is marked; marks outside them
 	// stay for a later push. A listed path that is absent is a deletion.
 	Paths []string `json:"paths,omitempty"`
+	// Exclude and Include add gitignore-syntax rules to Config's for
+	// this push (see Config.Exclude).
+	Exclude []string `json:"exclude,omitempty"`
+	Include []string `json:"include,omitempty"`
 }
 
 // Push uploads what changed within the dirty set and commits it. With
@@ -154,6 +158,11 @@ type localPlan struct {
 // request.
 func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localPlan, error) {
 	lp := localPlan{refused: map[string]string{}}
+	ex, err := s.rules(opts.Exclude, opts.Include)
+	if err != nil {
+		return lp, err
+	}
+	o.ex = ex
 	var only []string
 	for _, p := range opts.Paths {
 		n, err := normalizePath(p)
@@ -163,7 +172,7 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localP
 		only = append(only, n)
 	}
 	var roots []string
-	err := s.st.view(func(t stx) error {
+	err = s.st.view(func(t stx) error {
 		lp.d = t.dirty()
 		switch {
 		case len(only) > 0:
@@ -195,6 +204,9 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localP
 			return lp, err
 		}
 	}
+	if len(roots) == 1 && roots[0] == "" {
+		s.recordWalk(o)
+	}
 	return lp, nil
 }
 
@@ -204,10 +216,11 @@ func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localP
 // verification) costs no more than its stat. The others are hashed after
 // the transaction, in parallel, and planned in path order.
 func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan) error {
-	tree, prefix, err := s.local.tree(ctx, root)
+	tree, prefix, excluded, err := s.local.tree(ctx, root, o.ex)
 	if err != nil {
 		return err
 	}
+	o.add(func(st *Stats) { st.Files.Excluded += excluded })
 	var (
 		check     []upload  // walked files the stat does not settle
 		gone      []removal // records without a walked file
@@ -222,6 +235,9 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan
 		if !ok || !rec.Hydrated {
 			return
 		}
+		if o.ex.Excluded(string(k)) {
+			return // never walked, so never evidence of a deletion
+		}
 		if p := string(k); lp.d.overflow || lp.d.marked(p) {
 			gone = append(gone, removal{path: p, rec: rec})
 		}
@@ -230,7 +246,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan
 		fc := t.fileCursor(index.PrefixRange(root))
 		err := tree.each([]byte(prefix), func(pb []byte, e *dirEnt) error {
 			if e.kind == entSkip {
-				o.change(Change{Path: string(pb), Action: ActionSkip, Reason: notRegular(e.mode)})
+				o.skipped(string(pb), e.mode)
 				return nil
 			}
 			p := string(pb)
@@ -266,11 +282,16 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan
 	if err != nil {
 		return err
 	}
-	if err := s.hashAll(ctx, check); err != nil {
+	unreadable, err := s.hashAll(ctx, check)
+	if err != nil {
 		return err
 	}
-	for _, u := range check {
-		if u.hasRec && u.rec.Hydrated && u.sha == u.rec.SHA256 {
+	for i, u := range check {
+		if reason := unreadable[i]; reason != "" {
+			lp.refused[u.path] = reason
+			continue
+		}
+		if u.hasRec && u.rec.Hydrated && u.sha == u.rec.SHA256 && !u.local.execDiffers(u.rec.Exec) {
 			rec := u.rec
 			rec.MtimeNs, rec.Size, rec.VerifiedNs = u.local.mtimeNs, u.local.size, now()
 			lp.touch = append(lp.touch, pullDone{u.path, &rec})
@@ -297,15 +318,16 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan
 }
 
 // hashAll hashes the files of us in parallel, setting each one's sha and
-// local (the size and mtime of the bytes hashed). The error, if any, is
-// that of the first file in path order that failed.
-func (s *Syncer) hashAll(ctx context.Context, us []upload) error {
-	errs := make([]error, len(us))
+// local (the size, mtime and mode of the bytes hashed). A file that cannot
+// be read (permission denied, gone since the walk, a directory now) has
+// its reason at its index in unreadable, and the others are hashed: one
+// such file never aborts a push. The error is the context's.
+func (s *Syncer) hashAll(ctx context.Context, us []upload) (unreadable []string, err error) {
+	unreadable = make([]string, len(us))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, walkWorkers())
 	for i := range us {
-		if err := ctx.Err(); err != nil {
-			errs[i] = err
+		if err = ctx.Err(); err != nil {
 			break
 		}
 		sem <- struct{}{}
@@ -313,19 +335,26 @@ func (s *Syncer) hashAll(ctx context.Context, us []upload) error {
 			defer func() { <-sem }()
 			sum, hashed, err := s.local.hash(us[i].path)
 			if err != nil {
-				errs[i] = fmt.Errorf("push: %w", err)
+				unreadable[i] = unreadableReason(err)
 				return
 			}
 			us[i].sha, us[i].local = sum, hashed
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	return unreadable, err
+}
+
+// unreadableReason is the conflict reason of a file a push could not read.
+func unreadableReason(err error) string {
+	const stays = "; it stays dirty for the next push"
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "vanished while being read" + stays
+	case errors.Is(err, fs.ErrPermission):
+		return "cannot read: permission denied" + stays
 	}
-	return nil
+	return "cannot read: " + err.Error() + stays
 }
 
 // topmost drops paths that lie under another path of the set.

@@ -116,6 +116,10 @@ func decodeRecordFast(v []byte, keepSHA bool) (r fileRecord, hasSHA, ok bool) {
 	r.Hydrated = s.bool()
 	s.lit(`,"verified":`)
 	r.VerifiedNs = s.int()
+	if s.ok && bytes.HasPrefix(s.b, []byte(`,"x":true`)) {
+		s.b = s.b[len(`,"x":true`):]
+		r.Exec = true
+	}
 	s.lit(`}`)
 	return r, hasSHA, s.ok && len(s.b) == 0
 }

@@ -15,6 +15,7 @@ func TestDecodeRecord_MatchesEncodingJSON(t *testing.T) {
 		{Size: 0, SHA256: sha, MtimeNs: -1, Hydrated: false, VerifiedNs: 0},
 		{Size: math.MaxInt64, SHA256: sha, MtimeNs: math.MinInt64, VerifiedNs: math.MaxInt64},
 		{Size: 1, SHA256: ""},
+		{Size: 7, SHA256: sha, MtimeNs: 8, Hydrated: true, VerifiedNs: 9, Exec: true}, // the executable bit
 	}
 	var raws [][]byte
 	for _, r := range recs {

@@ -32,6 +32,9 @@ type fileRecord struct {
 	// downloaded). A file whose mtime is that close to it could have been
 	// rewritten within the same timestamp tick, so its mtime proves nothing.
 	VerifiedNs int64 `json:"verified"`
+	// Exec is the executable bit of the content this cache last synced
+	// (the entry's "x"), so a chmod alone is a change to push.
+	Exec bool `json:"x,omitempty"`
 	// Pack and Off locate the bytes of a lazy record's entry in its pack,
 	// so hydrating it is one ranged read.
 	Pack string `json:"pack,omitempty"`
@@ -46,7 +49,7 @@ const racyWindow = int64(2 * time.Second)
 // r recorded: same size and mtime, and the mtime not racily close to the
 // verification. Otherwise the caller hashes.
 func (r fileRecord) unchanged(lf localFile) bool {
-	return r.Hydrated && lf.exists && lf.size == r.Size && lf.mtimeNs == r.MtimeNs && r.VerifiedNs-r.MtimeNs >= racyWindow
+	return r.Hydrated && lf.exists && lf.size == r.Size && lf.mtimeNs == r.MtimeNs && !lf.execDiffers(r.Exec) && r.VerifiedNs-r.MtimeNs >= racyWindow
 }
 
 // now is the verification time stamped on new records.

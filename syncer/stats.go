@@ -2,11 +2,13 @@ package syncer
 
 import (
 	"context"
+	"io/fs"
 	"sync"
 	"time"
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/internal/ignore"
 )
 
 // Stats reports what one operation did. It marshals to the stable JSON the
@@ -27,6 +29,9 @@ type Stats struct {
 	// Config.MaxChanges; ChangesOmitted counts those past it.
 	Changes        []Change `json:"changes,omitempty"`
 	ChangesOmitted int      `json:"changes_omitted,omitempty"`
+	// Skipped lists the first MaxSkipped of the entries counted in
+	// Files.Skipped, with their kind.
+	Skipped []Skip `json:"skipped,omitempty"`
 	// Commit describes the commit that carried a push's changes; nil when
 	// the operation committed nothing.
 	Commit *CommitStats `json:"commit,omitempty"`
@@ -64,6 +69,13 @@ type FileStats struct {
 	Removed      int `json:"removed"` // local removals
 	Unchanged    int `json:"unchanged"`
 	Conflicts    int `json:"conflicts"`
+	// Excluded counts the paths exclude rules kept out of the operation:
+	// a push's walk counts an excluded directory once (it is not read),
+	// a pull counts the committed files it left alone.
+	Excluded int `json:"excluded"`
+	// Skipped counts what a push's walk found and does not sync: symlinks,
+	// devices, sockets, named pipes (listed in Stats.Skipped).
+	Skipped int `json:"skipped"`
 }
 
 // ByteStats counts payload bytes moved.
@@ -103,6 +115,18 @@ type Conflict struct {
 	Reason string `json:"reason"`
 }
 
+// MaxSkipped bounds Stats.Skipped and Status.Skipped; Files.Skipped
+// counts them all.
+const MaxSkipped = 100
+
+// Skip is one entry a walk found and does not sync.
+type Skip struct {
+	Path string `json:"path"`
+	// Kind is "symlink", "named pipe", "socket", "device" or "irregular".
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
 // op is the bookkeeping of one running operation: its own request counter
 // over the namespace root, so concurrent callers never mix their counts.
 type op struct {
@@ -123,9 +147,10 @@ type op struct {
 	// Progress (Config.Progress) totals, guarded by mu.
 	checked               int
 	doneBytes, totalBytes int64
-	held                  lockScope // the scope lock the operation runs under
-	tr                    opTrace   // Config.Tracer's spans (trace.go)
-	obs                   Observer  // the caller's, from the context (observe.go)
+	held                  lockScope       // the scope lock the operation runs under
+	ex                    *ignore.Matcher // the operation's exclude rules; nil: none
+	tr                    opTrace         // Config.Tracer's spans (trace.go)
+	obs                   Observer        // the caller's, from the context (observe.go)
 }
 
 func (s *Syncer) begin(ctx context.Context, name string) *op {
@@ -196,6 +221,33 @@ func (o *op) conflict(p, reason string) {
 	o.stats.Files.Conflicts++
 	o.stats.Conflicts = append(o.stats.Conflicts, Conflict{Path: p, Reason: reason})
 	o.changeLocked(Change{Path: p, Action: ActionConflict, Reason: reason})
+}
+
+// skipped counts one entry the walk does not sync, and lists it.
+func (o *op) skipped(p string, m fs.FileMode) {
+	reason := notRegular(m)
+	o.mu.Lock()
+	o.stats.Files.Skipped++
+	if len(o.stats.Skipped) < MaxSkipped {
+		o.stats.Skipped = append(o.stats.Skipped, Skip{Path: p, Kind: skipKind(m), Reason: reason})
+	}
+	o.mu.Unlock()
+	o.change(Change{Path: p, Action: ActionSkip, Reason: reason})
+}
+
+// skipKind names the type of an entry that is not a regular file.
+func skipKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "irregular"
 }
 
 func (o *op) add(fn func(st *Stats)) {

@@ -21,6 +21,7 @@ func (s Stats) Add(o Stats) Stats {
 	out.Phases = append(append([]Phase{}, s.Phases...), o.Phases...)
 	out.Conflicts = append(append([]Conflict(nil), s.Conflicts...), o.Conflicts...)
 	out.Changes = append(append([]Change(nil), s.Changes...), o.Changes...)
+	out.Skipped = append(append([]Skip(nil), s.Skipped...), o.Skipped...)
 	if out.Op == "" {
 		out.Op = o.Op
 	}

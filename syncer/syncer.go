@@ -80,6 +80,13 @@ type Config struct {
 	// (info; warn when it failed) and, at debug, one per change. Nil is
 	// silent. Requests are logged by wrapping the Backend (wrap.Log).
 	Logger *slog.Logger
+	// Exclude holds gitignore-syntax rules (one per element) of paths
+	// that never sync, read after those of the data root's .siltignore
+	// (IgnoreFile): a push never uploads or deletes them, a pull never
+	// writes or removes them. Include holds rules whose paths sync
+	// whatever excludes them. See the README's "Excludes".
+	Exclude []string
+	Include []string
 	// Tracer, when set, receives an OpenTelemetry span per operation
 	// ("silt.pull", "silt.push", "silt.prepare", "silt.commit",
 	// "silt.hydrate", "silt.resolve", "silt.preview"),
@@ -170,6 +177,9 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	}
 	if cfg.PackSize <= 0 {
 		cfg.PackSize = DefaultPackSize
+	}
+	if _, err := compileRules(nil, cfg.Exclude, cfg.Include, nil, nil); err != nil {
+		return nil, err
 	}
 	root := cfg.Backend
 	localRoot := dir

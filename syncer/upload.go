@@ -82,12 +82,23 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 	}
 	o.mark("index")
 
-	var sends []upload
+	var sends, modes []upload
 	for _, u := range lp.uploads {
 		e, inRemote := remote[u.path]
 		switch {
+		case inRemote && e.SHA256 == u.sha && e.Exec != u.exec() && u.base() == e.SHA256:
+			// The bytes this cache synced, with the executable bit flipped:
+			// the entry changes, its bytes stay where they are.
+			ne := e
+			ne.Exec, ne.Seq = u.exec(), 0
+			pm.upserts[u.path] = ne
+			pm.bases[u.path] = e.SHA256
+			pm.records[u.path] = fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: ne.Exec}
+			modes = append(modes, u)
 		case inRemote && e.SHA256 == u.sha:
-			pm.touch = append(pm.touch, pullDone{u.path, &fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now()}})
+			// Recorded with the committed bit: a local bit that differs
+			// (the same bytes created on both sides) is pushed next time.
+			pm.touch = append(pm.touch, pullDone{u.path, &fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: e.Exec}})
 			o.add(func(st *Stats) { st.Files.Unchanged++ })
 		case inRemote && u.base() == "":
 			pm.keep[u.path] = true
@@ -126,11 +137,14 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 		for _, u := range sends {
 			o.change(Change{Path: u.path, Action: ActionUpload, Bytes: u.local.size, DryRun: true})
 		}
+		for _, u := range modes {
+			o.change(Change{Path: u.path, Action: ActionDedup, Reason: modeReason(u.exec()), DryRun: true})
+		}
 		for _, p := range slices.Sorted(maps.Keys(pm.removals)) {
 			o.change(Change{Path: p, Action: ActionDelete, DryRun: true})
 		}
 		if !tooMany {
-			o.add(func(st *Stats) { st.Files.Uploaded = len(sends); st.Files.Deleted = len(pm.removals) })
+			o.add(func(st *Stats) { st.Files.Uploaded = len(sends) + len(modes); st.Files.Deleted = len(pm.removals) })
 		}
 	}
 	if tooMany {
@@ -138,6 +152,10 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 	}
 	if opts.DryRun {
 		return pm, nil
+	}
+	for _, u := range modes {
+		o.add(func(st *Stats) { st.Files.Deduplicated++ })
+		o.change(Change{Path: u.path, Action: ActionDedup, Reason: modeReason(u.exec())})
 	}
 	if err := s.uploadAll(ctx, o, pm, sends); err != nil {
 		return nil, err
@@ -231,9 +249,10 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 				o.add(func(st *Stats) { st.Files.Deduplicated++ })
 				o.change(Change{Path: u.path, Action: ActionDedup, Bytes: u.local.size})
 			}
-			pm.upserts[u.path] = index.Entry{Size: u.local.size, SHA256: u.sha, Pack: loc.Pack, Off: loc.Off}
+			x := u.exec()
+			pm.upserts[u.path] = index.Entry{Size: u.local.size, SHA256: u.sha, Pack: loc.Pack, Off: loc.Off, Exec: x}
 			pm.bases[u.path] = u.base()
-			pm.records[u.path] = fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now()}
+			pm.records[u.path] = fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: x}
 		}
 		o.progress(us[0].path, us[0].local.size, &moved, len(order))
 	}
@@ -315,7 +334,7 @@ func (s *Syncer) send(ctx context.Context, b backend.Backend, u upload) (bool, e
 	}
 	f, err := s.local.open(u.path)
 	if err != nil {
-		return false, err
+		return false, errChangedWhileRead // gone or unreadable since it was hashed
 	}
 	defer f.Close()
 	vr := &verifyingReader{f: f, size: u.local.size, want: u.sha, h: sha256.New()}

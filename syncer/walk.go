@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+
+	"github.com/siltsync/silt/internal/ignore"
 )
 
 // The walk of a push reads the cache's directories in parallel (each
@@ -90,6 +93,8 @@ type walkJob struct {
 	parent *dirFD
 	name   string
 	path   string // the directory's path inside the cache directory, for errors
+	data   string // its data path ("" for the top of the data paths)
+	v      ignore.Verdict
 }
 
 // walker runs walkJobs on a bounded set of goroutines. Jobs are taken
@@ -103,6 +108,10 @@ type walker struct {
 	stack   []walkJob
 	pending int // pushed and not yet done
 	err     error
+	ex      *ignore.Matcher // nil: nothing is excluded
+	// excluded counts the entries ex left out (a directory once: what is
+	// below it is not read).
+	excluded atomic.Int64
 }
 
 // walkWorkers bounds the goroutines of one walk: reading a directory and
@@ -111,18 +120,20 @@ type walker struct {
 func walkWorkers() int { return min(max(2*runtime.GOMAXPROCS(0), 4), 16) }
 
 // readTree reads the directory at start (a path inside l.dir, "." for its
-// top) and everything below it, except directories named InternalDir.
-// The tree's paths are data paths: prefix is start's own ("" or "a/b/").
-func (l *local) readTree(ctx context.Context, start string) (*dirNode, error) {
+// top; data is its data path, judged v by ex) and everything below it,
+// except directories named InternalDir and what ex excludes. It returns
+// how many entries ex left out. The tree's paths are data paths: prefix
+// is start's own ("" or "a/b/").
+func (l *local) readTree(ctx context.Context, start, data string, ex *ignore.Matcher, v ignore.Verdict) (*dirNode, int, error) {
 	top, err := openTop(l, start)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	root := &dirNode{}
-	w := &walker{ctx: ctx}
+	w := &walker{ctx: ctx, ex: ex}
 	w.cond.L = &w.mu
 	w.pending = 1
-	w.stack = append(w.stack, walkJob{node: root, parent: top, name: ".", path: start})
+	w.stack = append(w.stack, walkJob{node: root, parent: top, name: ".", path: start, data: data, v: v})
 	var wg sync.WaitGroup
 	for range walkWorkers() {
 		wg.Go(func() {
@@ -141,9 +152,9 @@ func (l *local) readTree(ctx context.Context, start string) (*dirNode, error) {
 		j.parent.release()
 	}
 	if w.err != nil {
-		return nil, w.err
+		return nil, 0, w.err
 	}
-	return root, nil
+	return root, int(w.excluded.Load()), nil
 }
 
 // next returns the next job, or false when the walk is over (every job
@@ -202,12 +213,22 @@ func (w *walker) read(j walkJob, buf []byte) error {
 	}
 	defer d.release()
 	err = d.list(buf, func(name []byte, e dirEnt) {
-		if e.kind == entDir {
-			if string(name) == InternalDir {
-				return // this cache's own state, or a cache nested in it
+		if e.kind == entDir && string(name) == InternalDir {
+			return // this cache's own state, or a cache nested in it
+		}
+		var sub string
+		v := ignore.Keep
+		if w.ex != nil {
+			sub = childPath(j.data, name)
+			v = w.ex.Judge(j.v, sub, e.kind == entDir)
+			if e.kind != entDir && v == ignore.Excluded || e.kind == entDir && !w.ex.Descend(sub, v) {
+				w.excluded.Add(1)
+				return
 			}
+		}
+		if e.kind == entDir {
 			e.sub = &dirNode{}
-			w.push(walkJob{node: e.sub, parent: d, name: string(name), path: j.path + "/" + string(name)})
+			w.push(walkJob{node: e.sub, parent: d, name: string(name), path: j.path + "/" + string(name), data: sub, v: v})
 		}
 		j.node.add(name, e)
 	})
@@ -216,6 +237,14 @@ func (w *walker) read(j walkJob, buf []byte) error {
 	}
 	j.node.sort()
 	return nil
+}
+
+// childPath is the data path of name in the directory dir ("" = top).
+func childPath(dir string, name []byte) string {
+	if dir == "" {
+		return string(name)
+	}
+	return dir + "/" + string(name)
 }
 
 // walkPrefix is the data path prefix of the files below start: "" for

@@ -124,7 +124,7 @@ func (d *dirFD) list(buf []byte, fn func(name []byte, e dirEnt)) error {
 			}
 			switch m := st.Mode & unix.S_IFMT; m {
 			case unix.S_IFREG:
-				fn(name, dirEnt{kind: entFile, lf: localFile{exists: true, size: st.Size, mtimeNs: st.Mtim.Nano()}})
+				fn(name, dirEnt{kind: entFile, lf: localFile{exists: true, size: st.Size, mtimeNs: st.Mtim.Nano(), exec: st.Mode&unix.S_IXUSR != 0}})
 			case unix.S_IFDIR:
 				fn(name, dirEnt{kind: entDir})
 			default:

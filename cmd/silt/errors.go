@@ -92,6 +92,8 @@ func classify(err error) (code int, hint string) {
 		return exitError, "the remote index is damaged; inspect it with: silt ls URL"
 	case errors.Is(err, syncer.ErrCommitContention):
 		return exitError, "many writers are committing at once; retry"
+	case errors.Is(err, syncer.ErrBadPattern):
+		return exitUsage, "rules use .gitignore syntax; fix the named rule (a --exclude/--include flag or a line of .siltignore)"
 	case errors.Is(err, syncer.ErrInvalidPath):
 		return exitError, "paths are relative to the cache directory, with forward slashes, outside .silt/"
 	case errors.Is(err, iofs.ErrPermission):

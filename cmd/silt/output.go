@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,6 +140,10 @@ func statsLineDry(st syncer.Stats, dry bool) string {
 		parts = append(parts, "nothing to do")
 	}
 	add(f.Unchanged, "unchanged")
+	add(f.Excluded, "excluded")
+	if f.Skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped: %s", f.Skipped, skipKinds(st)))
+	}
 	r := st.Requests
 	reqs := r.Get + r.Put + r.List + r.Delete + r.Stat
 	return fmt.Sprintf("%-8s seq %d: %s; %s down, %s up; %d request%s (%d get, %d put, %d list, %d delete, %d stat); %d local files examined; %.1f ms",
@@ -173,4 +178,36 @@ func plural(n int64) string {
 		return ""
 	}
 	return "s"
+}
+
+// skipKinds names what a walk skipped, from the listed entries: "symlinks",
+// or "2 symlinks, 1 named pipe" when there are several kinds.
+func skipKinds(st syncer.Stats) string {
+	n := map[string]int{}
+	var kinds []string
+	for _, sk := range st.Skipped {
+		if n[sk.Kind] == 0 {
+			kinds = append(kinds, sk.Kind)
+		}
+		n[sk.Kind]++
+	}
+	slices.Sort(kinds)
+	if len(kinds) == 1 && n[kinds[0]] == 1 {
+		return kinds[0]
+	}
+	if len(kinds) == 1 {
+		return kinds[0] + "s"
+	}
+	var out []string
+	for _, k := range kinds {
+		s := fmt.Sprintf("%d %s", n[k], k)
+		if n[k] > 1 {
+			s += "s"
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return "not regular files"
+	}
+	return strings.Join(out, ", ")
 }

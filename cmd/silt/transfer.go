@@ -66,6 +66,7 @@ var pullCmd = &command{
 		meta := fs.Bool("metadata-only", false, "record large payloads (data/**/raw, as --lazy 'data/**/raw') without downloading them; fetch with silt hydrate")
 		var lazy stringsFlag
 		fs.Var(&lazy, "lazy", "record files matching this glob (** spans directories) without downloading them (repeatable); fetch with silt hydrate")
+		ff := filterFlags(fs)
 		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
@@ -85,7 +86,7 @@ var pullCmd = &command{
 			return err
 		}
 		defer bd.Close()
-		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0, Lazy: lazy})
+		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0, Lazy: lazy, Exclude: ff.exclude, Include: ff.include})
 		if err != nil {
 			c.partial(st)
 			return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
@@ -140,6 +141,7 @@ var pushCmd = &command{
 		maxDel := maxDeleteFlag(fs)
 		lockKey := fs.String("lock", "", "hold the distributed lock KEY (as silt lock acquire takes it) while pushing, and commit with its fencing token")
 		lockWait := fs.Duration("lock-wait", 0, "with --lock: how long to wait for another holder (0: try once)")
+		ff := filterFlags(fs)
 		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
@@ -158,7 +160,7 @@ var pushCmd = &command{
 			return err
 		}
 		defer bd.Close()
-		opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry}
+		opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry, Exclude: ff.exclude, Include: ff.include}
 		if *lockKey != "" && !*dry {
 			lease, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
 			if err != nil {
@@ -216,6 +218,7 @@ var syncCmd = &command{
 		fs := c.newFlags()
 		dir := dirFlag(fs)
 		maxDel := maxDeleteFlag(fs)
+		ff := filterFlags(fs)
 		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
@@ -229,12 +232,12 @@ var syncCmd = &command{
 			return err
 		}
 		defer bd.Close()
-		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{KeepLazy: true})
+		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{KeepLazy: true, Exclude: ff.exclude, Include: ff.include})
 		if err != nil {
 			c.partial(map[string]any{"op": "sync", "pull": pulled})
 			return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
 		}
-		pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md})
+		pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md, Exclude: ff.exclude, Include: ff.include})
 		if err != nil {
 			c.partial(map[string]any{"op": "sync", "pull": pulled, "push": pushed})
 			return err
@@ -258,6 +261,7 @@ var statusCmd = &command{
 		fs := c.newFlags()
 		dir := dirFlag(fs)
 		offline := fs.Bool("offline", false, "send no request: skip the remote check and the planned push")
+		ff := filterFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
 		}
@@ -280,12 +284,14 @@ var statusCmd = &command{
 		if !*offline {
 			// What `silt push` would do: a dry run over the whole cache,
 			// against the remote index.
-			p, err := bd.s.Push(ctx, syncer.PushOptions{DryRun: true, All: true})
+			p, err := bd.s.Push(ctx, syncer.PushOptions{DryRun: true, All: true, Exclude: ff.exclude, Include: ff.include})
 			if err != nil {
 				return fmt.Errorf("status of %s (planning a push): %w", bd.dir, err)
 			}
 			plan = &p
-			out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts}
+			out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts, "excluded": p.Files.Excluded, "skipped": p.Files.Skipped}
+			// What this walk left out, rather than the last recorded one.
+			st.Excluded, st.Skipped, st.SkippedList = p.Files.Excluded, p.Files.Skipped, p.Skipped
 		}
 		return c.result(out, func() {
 			c.printf("cache %s <-> %s\n", bd.dir, redactURL(bd.cfg.URL))
@@ -306,6 +312,18 @@ var statusCmd = &command{
 			}
 			if st.Lazy > 0 {
 				c.printf("lazy: %d files recorded without their bytes (fetch with silt hydrate PATH)\n", st.Lazy)
+			}
+			if st.Excluded > 0 {
+				c.printf("excluded: %d paths (by .siltignore and --exclude; a directory counts once)\n", st.Excluded)
+			}
+			if st.Skipped > 0 {
+				c.printf("skipped: %d (not regular files; silt syncs regular files only)\n", st.Skipped)
+				for _, sk := range st.SkippedList {
+					c.printf("  %s: %s\n", sk.Path, sk.Kind)
+				}
+				if n := st.Skipped - len(st.SkippedList); n > 0 {
+					c.printf("  ... and %d more\n", n)
+				}
 			}
 			c.printf("marked dirty: %d paths", len(st.Dirty))
 			if st.Overflow {
