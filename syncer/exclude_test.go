@@ -283,3 +283,15 @@ func TestSyncer_Push_Regression_Chmod000DoesNotAbort(t *testing.T) {
 		t.Errorf("conflicts %v", st.Conflicts)
 	}
 }
+
+// A push of one path that a rule excludes says so, rather than that the
+// path matches nothing.
+func TestSyncer_Push_Paths_ExcludedPathSaysWhy(t *testing.T) {
+	b := fileStore(t)
+	s := openWith(t, b, syncer.Config{Exclude: []string{"scratch/"}})
+	put(t, s, "scratch/x", "x")
+	st := mustPush(t, s, syncer.PushOptions{Paths: []string{"scratch"}})
+	if len(st.Changes) != 1 || st.Changes[0].Reason != "excluded by an exclude rule" || st.Files.Excluded != 1 {
+		t.Errorf("changes %+v, files %+v", st.Changes, st.Files)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/ignore"
 )
 
 // ErrTooManyDeletes is returned when a push would delete more remote files
@@ -311,7 +312,11 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan
 		}
 		lp.removes = append(lp.removes, r)
 	}
-	if root != "" && !walked && len(lp.removes) == removes {
+	switch {
+	case root == "" || walked || len(lp.removes) != removes:
+	case excluded > 0 && o.ex.Path(root, true) == ignore.Excluded:
+		o.change(Change{Path: root, Action: ActionSkip, Reason: "excluded by an exclude rule"})
+	default:
 		o.change(Change{Path: root, Action: ActionSkip, Reason: "matches no file in the cache and none this cache synced"})
 	}
 	return nil
