@@ -88,7 +88,7 @@ type modelTB interface {
 	Context() context.Context
 }
 
-func runModel(t modelTB, newStore func() backend.Backend, shared, concurrent bool, budget ModelBudget) {
+func runModel(t modelTB, newStore func() backend.Backend, shared, concurrent bool, budget ModelBudget, modes ...func(*modelRun)) {
 	t.Helper()
 	budget = budget.resolved()
 	if concurrent {
@@ -105,6 +105,9 @@ func runModel(t modelTB, newStore func() backend.Backend, shared, concurrent boo
 				t.Skip("backend does not claim Capabilities().ConditionalPut: the syncer commits under a lock there")
 			}
 			m := newModelRun(rt, store, shared, concurrent)
+			for _, mode := range modes {
+				mode(m) // model_liveness.go
+			}
 			figures.sequences.Add(1)
 			rt.Repeat(m.actions())
 			m.converge()
@@ -219,6 +222,9 @@ type modelRun struct {
 	// failing, while that step tries one serial order.
 	concurrent bool
 	trial      *[]string
+	// live, when set, injects transient faults into every operation and
+	// requires each to succeed (model_liveness.go).
+	live *liveness
 }
 
 func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent bool) *modelRun {
