@@ -25,10 +25,11 @@ type RetryConfig struct {
 }
 
 // DefaultAttempts is the retry budget of a request when RetryConfig leaves
-// it unset: enough that a store answering a third of its requests with 503,
-// resets or stalls still completes every one (0.33^10 is about 1 in 60,000),
-// and, with the default backoff, at most about 9 s of waiting in all.
-const DefaultAttempts = 10
+// it unset: enough that a store failing a third of its requests with 503s,
+// resets or stalls still completes all but about 1 in 600,000 of them
+// (0.33^12), with at most about 13 s of waiting in all at the default
+// backoff.
+const DefaultAttempts = 12
 
 // unreachableAttempts and timeoutAttempts bound the attempts of a request
 // that failed so: an endpoint that refuses connections, does not resolve

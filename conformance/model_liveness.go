@@ -24,10 +24,11 @@ const propLiveness property = "liveness: with transient faults at a bounded rate
 // a body that breaks, ends early or stalls halfway.
 var liveModes = []wrap.Mode{wrap.FailBefore, wrap.FailAfter, wrap.Stall, wrap.BreakBody, wrap.TruncateBody, wrap.StallBody}
 
-// liveMaxRun bounds consecutive faulted requests, well inside the retry
-// budget: "a bounded rate per request" means no request fails every one of
-// its attempts.
-const liveMaxRun = 3
+// liveMaxRun bounds consecutive faulted requests inside the retry budget,
+// the tightest part of it included (3 timeouts, see backend.Retry): "a
+// bounded rate per request" means no request fails every one of its
+// attempts.
+const liveMaxRun = 2
 
 // liveTimeout is the per-attempt deadline of the liveness caches: a stall
 // costs this much, and a slow machine's spurious timeouts are only more

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -161,5 +162,37 @@ func writeFile(t *testing.T, dir, p string, data []byte) {
 	}
 	if err := os.WriteFile(abs, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFaultProxy_Regression_SilentEndpointSentOnce: a store that accepts
+// connections and never answers got exactly 1 request from `silt ls
+// --timeout 2s` (the timeout was not retried). Behind a proxy that stalls
+// every request, a Stat through backend.Open now sends 3 before it fails
+// with a timeout naming the endpoint.
+func TestFaultProxy_Regression_SilentEndpointSentOnce(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "silt-test-key")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "silt-test-secret")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	fake := silttest.NewS3Fake(t)
+	p, err := faultproxy.New(faultproxy.Config{Target: fake.URL, Rates: map[faultproxy.Kind]float64{faultproxy.Stall: 1}, StallFor: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	b, err := backend.Open(t.Context(), fmt.Sprintf("s3://%s?endpoint=%s&use_path_style=true&region=us-east-1&timeout=200ms", fake.Bucket(t), srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = b.Stat(t.Context(), "k")
+	if !errors.Is(err, backend.ErrTimeout) {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	if c := p.Counts(); c.Requests != 3 {
+		t.Errorf("sent %d requests to the silent endpoint, want 3 (the timeout budget)", c.Requests)
 	}
 }
