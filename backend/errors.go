@@ -54,12 +54,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // the same request is sent again. Precondition failures, missing keys and
 // cancelled contexts are never retryable.
 func IsRetryable(err error) bool {
-	if err == nil || errors.Is(err, ErrPrecondition) || errors.Is(err, ErrNotExist) || errors.Is(err, ErrNotModified) {
-		return false
-	}
-	// A timeout holds the context error of the watchdog that cancelled the
-	// request; that cancellation was [Timeout]'s, not the caller's.
-	if errors.Is(err, context.Canceled) && !errors.Is(err, ErrTimeout) {
+	if err == nil || errors.Is(err, ErrPrecondition) || errors.Is(err, ErrNotExist) || errors.Is(err, ErrNotModified) || errors.Is(err, context.Canceled) {
 		return false
 	}
 	var e *Error

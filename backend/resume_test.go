@@ -114,6 +114,9 @@ func TestRetry_Regression_SilentEndpointSentOnce(t *testing.T) {
 	if !errors.Is(err, backend.ErrTimeout) || !backend.IsRetryable(err) || len(g.f.Requests()) != 3 {
 		t.Fatalf("err = %v after %d requests, want a retryable timeout after 3", err, len(g.f.Requests()))
 	}
+	if errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v matches context.Canceled: a timeout would read as the caller giving up", err)
+	}
 	g.f.Reset()
 	g.f.Add(wrap.Rule{Verb: wrap.VerbGet, Nth: 1, Mode: wrap.StallBody})
 	if got := silttest.Read(t, b, "k"); got != resumeData {
