@@ -32,6 +32,13 @@ type Cond struct {
 	// version (S3 If-Match, GCS GenerationMatch). A missing key fails with
 	// ErrPrecondition.
 	IfMatch Version
+	// ContentNamed says the key names its bytes (a content hash): any
+	// object stored under it holds exactly the bytes of this write. It
+	// changes nothing at the store; it tells [Retry] that the write is
+	// idempotent, so a failure of unknown outcome may be resent, and that
+	// a key found present settles it ("already stored": ErrPrecondition
+	// under IfAbsent, success without it). It is refused with IfMatch.
+	ContentNamed bool
 }
 
 // IsZero reports whether c is unconditional.

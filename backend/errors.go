@@ -61,6 +61,20 @@ func IsRetryable(err error) bool {
 	return errors.As(err, &e) && e.Retryable
 }
 
+// ErrOutcomeUnknown is returned by [Retry] when a conditional write it may
+// not resend failed in a way that does not show whether the store applied
+// it: a 503 or 429, a reset, a timeout, a lost acknowledgement. Those
+// writes are a compare-and-swap (Cond.IfMatch), a conditional Delete, and a
+// create-if-absent of a key that does not name its bytes (Cond.IfAbsent
+// without Cond.ContentNamed). A resend of an applied compare-and-swap fails
+// its own precondition, and one of an applied create reports a conflict
+// that is not one, so Retry sends such a write once and leaves the outcome
+// to the caller, who settles it by reading the key back: if the key holds
+// what was written, the write applied; if not, it did not, and the caller
+// may merge again and retry. The error wraps the failure, which stays
+// retryable for [IsRetryable] and errors.As.
+var ErrOutcomeUnknown = errors.New("outcome unknown")
+
 // Retryable wraps err as a retryable failure of op on key.
 func Retryable(op, key string, err error) error {
 	return &Error{Op: op, Key: key, Retryable: true, Err: err}

@@ -141,6 +141,8 @@ func (p *portable) Put(ctx context.Context, key string, body io.ReadSeeker, size
 	switch {
 	case cond.IfAbsent && cond.IfMatch != "":
 		return ObjectInfo{}, invalid("put", key, "Cond sets both IfAbsent and IfMatch")
+	case cond.ContentNamed && cond.IfMatch != "":
+		return ObjectInfo{}, invalid("put", key, "Cond sets both ContentNamed and IfMatch (a content-named key is never replaced)")
 	case size < 0:
 		return ObjectInfo{}, invalid("put", key, "negative size %d", size)
 	case cond.IfMatch != "" && !caps.ConditionalPut:
@@ -160,8 +162,8 @@ func (p *portable) Delete(ctx context.Context, key string, cond Cond) error {
 		return err
 	}
 	switch {
-	case cond.IfAbsent:
-		return unsupported("delete", key, "IfAbsent on delete")
+	case cond.IfAbsent || cond.ContentNamed:
+		return unsupported("delete", key, "IfAbsent or ContentNamed on delete")
 	case cond.IfMatch != "" && !p.inner.Capabilities().ConditionalDelete:
 		return unsupported("delete", key, "Cond{IfMatch} on a store without ConditionalDelete")
 	}

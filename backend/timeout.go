@@ -33,8 +33,16 @@ func (e *TimeoutError) Error() string {
 // Is makes errors.Is(err, ErrTimeout) true.
 func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 
-// Unwrap returns the client's own error.
-func (e *TimeoutError) Unwrap() error { return e.Err }
+// Unwrap returns the client's own error, unless that is only the
+// cancellation the deadline caused: a timeout is not the caller giving up,
+// and errors.Is(err, context.Canceled) must not say it was (a retry layer,
+// or a command line's "interrupted", would take it for one).
+func (e *TimeoutError) Unwrap() error {
+	if errors.Is(e.Err, context.Canceled) {
+		return nil
+	}
+	return e.Err
+}
 
 // Endpointer is implemented by stores that can name where their requests
 // go ("s3 http://127.0.0.1:9000 bucket b"), for error messages.

@@ -89,7 +89,7 @@ type modelTB interface {
 	Context() context.Context
 }
 
-func runModel(t modelTB, newStore func() backend.Backend, shared, concurrent, served bool, budget ModelBudget) {
+func runModel(t modelTB, newStore func() backend.Backend, shared, concurrent, served bool, budget ModelBudget, modes ...func(*modelRun)) {
 	t.Helper()
 	budget = budget.resolved()
 	if concurrent {
@@ -106,6 +106,9 @@ func runModel(t modelTB, newStore func() backend.Backend, shared, concurrent, se
 				t.Skip("backend does not claim Capabilities().ConditionalPut: the syncer commits under a lock there")
 			}
 			m := newModelRun(rt, store, shared, concurrent, served)
+			for _, mode := range modes {
+				mode(m) // model_liveness.go
+			}
 			figures.sequences.Add(1)
 			rt.Repeat(m.actions())
 			m.converge()
@@ -222,6 +225,9 @@ type modelRun struct {
 	trial      *[]string
 	// served drives every cache through silt serve (model_serve.go).
 	served bool
+	// live, when set, injects transient faults into every operation and
+	// requires each to succeed (model_liveness.go).
+	live *liveness
 }
 
 func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served bool) *modelRun {

@@ -36,6 +36,9 @@ func (m *modelRun) actions() map[string]func(*rapid.T) {
 	if m.concurrent {
 		maps.Copy(acts, m.concActions())
 	}
+	if m.live != nil {
+		delete(acts, "fault") // faults come with every operation
+	}
 	return acts
 }
 
@@ -325,6 +328,11 @@ type opOut struct {
 	err   error
 	fired bool  // an injected fault fired during it
 	reqs  int64 // requests that reached the store
+	// faults counts the injected faults that fired; retried marks a
+	// liveness operation that succeeded through them (model_liveness.go),
+	// checked as fault-free but for its request count.
+	faults  int
+	retried bool
 }
 
 // op runs one operation of c with its armed fault, counting requests and
@@ -334,12 +342,19 @@ func (m *modelRun) op(c *mcache, fn func(ctx context.Context) (syncer.Stats, err
 		c.faults.Add(*c.fault)
 		c.fault = nil
 	}
+	if m.live != nil {
+		m.live.arm(c)
+	}
 	before := c.count.Counts()
 	var o opOut
 	o.st, o.err = fn(m.ctx)
 	o.reqs = c.count.Counts().Sub(before).Total()
-	o.fired = c.faults.Fired() > 0
+	o.faults = c.faults.Fired()
+	o.fired = o.faults > 0
 	c.faults.Reset()
+	if m.live != nil {
+		o = m.live.settle(m, c, o)
+	}
 	if o.fired {
 		figures.fired.Add(1)
 		m.logf("  (fault fired: %v)", o.err)

@@ -161,7 +161,7 @@ func (m *modelRun) checkPush(c *mcache, prepBefore, before, after snapshotView, 
 	for _, cf := range append(slices.Clone(prepConflicts), o.st.Conflicts...) {
 		conflicts[cf.Path] = true
 	}
-	if nothing && !o.fired {
+	if nothing && !o.fired && !o.retried {
 		m.expect(propRequestBounds, o.reqs == 0, "push with nothing dirty sent %d requests", o.reqs)
 	}
 	isCovered := func(p string) bool {
@@ -357,7 +357,7 @@ func (m *modelRun) checkPull(c *mcache, scope []string, meta bool, snap snapshot
 		m.expect(propNoNeedlessDownload, o.st.Files.Downloaded <= differ, "pull downloaded %d files, %d differed", o.st.Files.Downloaded, differ)
 	}
 	key := strings.Join(scope, "\x00")
-	if lp := c.lastPull; lp != nil && lp.scope == key && !meta && !o.fired {
+	if lp := c.lastPull; lp != nil && lp.scope == key && !meta && !o.fired && !o.retried {
 		single := len(scope) == 1 && !m.isDir(scope[0])
 		if lp.seq == snap.Seq || (single && sameEntries(inScopeEntries(snap, inScope), lp.entries)) {
 			m.expect(propRequestBounds, o.reqs <= 2, "pull of unchanged scope %v sent %d requests", scope, o.reqs)

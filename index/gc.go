@@ -18,9 +18,11 @@ func WriteHistory(ctx context.Context, b backend.Backend, h Head) error {
 	if h.Version == "" || h.Data == nil {
 		return nil // nothing committed yet: no history to keep
 	}
-	cond := backend.Cond{IfAbsent: true}
+	// One seq is one manifest: the key names its bytes, so Retry may
+	// resend or settle the write.
+	cond := backend.Cond{IfAbsent: true, ContentNamed: true}
 	if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate {
-		cond = backend.Cond{} // commits run under the commit lock: one writer per seq
+		cond = backend.Cond{ContentNamed: true} // commits run under the commit lock: one writer per seq
 	}
 	_, err := backend.PutBytes(ctx, b, HistoryKey(h.Manifest.Seq), h.Data, cond)
 	if err != nil && !backend.IsPrecondition(err) {

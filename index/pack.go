@@ -22,12 +22,12 @@ func PackSHA(data []byte) string {
 func PutPack(ctx context.Context, b backend.Backend, data []byte) (sha string, sent bool, err error) {
 	sha = PackSHA(data)
 	key := PackKey(sha)
-	cond := backend.Cond{IfAbsent: true}
+	cond := backend.Cond{IfAbsent: true, ContentNamed: true}
 	if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate {
 		if ok, err := backend.Exists(ctx, b, key); err != nil || ok {
 			return sha, false, err
 		}
-		cond = backend.Cond{}
+		cond = backend.Cond{ContentNamed: true}
 	}
 	_, err = backend.PutBytes(ctx, b, key, data, cond)
 	switch {

@@ -184,7 +184,7 @@ func repackOnce(ctx context.Context, b backend.Backend, below float64, sizes map
 		next.Shards = append(next.Shards, ShardRef{Lo: ref.Lo, ID: id, Count: len(entries), Bytes: int64(len(data))})
 	}
 	for _, data := range written {
-		if _, err := backend.PutBytes(ctx, b, ShardKey(ShardID(data)), data, backend.Cond{IfAbsent: true}); err != nil && !backend.IsPrecondition(err) {
+		if _, err := backend.PutBytes(ctx, b, ShardKey(ShardID(data)), data, backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
 			return false, fmt.Errorf("repack: write shard: %w", err)
 		}
 	}

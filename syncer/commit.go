@@ -132,6 +132,9 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 			// reading back, never by writing again blindly.
 			if cur, rerr := index.ReadManifest(ctx, b, backend.GetOptions{}); rerr == nil && bytes.Equal(cur.Data, data) {
 				info, err = cur.Info, nil
+			} else if rerr == nil && errors.Is(err, backend.ErrOutcomeUnknown) {
+				// Read back and not applied: as good as a lost race.
+				err = fmt.Errorf("%w (read back after %w: not applied)", backend.ErrPrecondition, err)
 			}
 		}
 		if err == nil {
@@ -478,9 +481,9 @@ func dropEmpty(refs []index.ShardRef) []index.ShardRef {
 // so create-if-absent losing to an existing object means the same bytes
 // are already there.
 func (s *Syncer) writeShards(ctx context.Context, b backend.Backend, sh *shards, written map[string]bool) error {
-	cond := backend.Cond{IfAbsent: true}
+	cond := backend.Cond{IfAbsent: true, ContentNamed: true}
 	if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate {
-		cond = backend.Cond{} // same name, same bytes: overwriting is harmless
+		cond = backend.Cond{ContentNamed: true} // same name, same bytes: overwriting is harmless
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.cfg.Concurrency)

@@ -323,14 +323,14 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 func (s *Syncer) send(ctx context.Context, b backend.Backend, u upload) (bool, error) {
 	key := index.ObjectKey(u.sha)
 	caps := b.Capabilities()
-	cond := backend.Cond{IfAbsent: true}
+	cond := backend.Cond{IfAbsent: true, ContentNamed: true}
 	if !caps.ConditionalPut && !caps.AtomicCreate {
 		// No atomic create: look first. Same name, same bytes, so a race
 		// between two writers of one object is harmless.
 		if ok, err := backend.Exists(ctx, b, key); err != nil || ok {
 			return false, err
 		}
-		cond = backend.Cond{}
+		cond = backend.Cond{ContentNamed: true}
 	}
 	f, err := s.local.open(u.path)
 	if err != nil {

@@ -12,9 +12,11 @@
 //     store show the cost of round trips (10 ms each, say) rather than of
 //     CPU.
 //   - [Faults] fails chosen requests in named ways (before sending, after
-//     sending with the acknowledgement lost, or by damaging a body) so crash
-//     tests can say "fail the third conditional Put under .silt/" instead
-//     of writing a mock.
+//     sending with the acknowledgement lost, holding the request until its
+//     deadline, or by breaking, cutting, stalling or damaging a body) so
+//     crash tests can say "fail the third conditional Put under .silt/"
+//     instead of writing a mock. The same faults over real HTTP come from
+//     the reverse proxy in internal/faultproxy.
 //
 // # Order
 //

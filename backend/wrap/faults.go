@@ -38,6 +38,15 @@ const (
 	// CorruptBody (Get only) inverts the byte in the middle of the body and
 	// keeps its length, so only a content hash notices.
 	CorruptBody
+	// Stall holds the request without sending it until its context ends,
+	// as a server that accepts a connection and never answers: only a
+	// deadline ([backend.Timeout]) ends it. It then fails with the
+	// context's error, as a store's client does.
+	Stall
+	// StallBody (Get only) returns the object, but its reader blocks after
+	// half the bytes until the request's context ends: a socket held open
+	// mid-download.
+	StallBody
 )
 
 // String names the mode in test failures.
@@ -53,6 +62,10 @@ func (m Mode) String() string {
 		return "TruncateBody"
 	case CorruptBody:
 		return "CorruptBody"
+	case Stall:
+		return "Stall"
+	case StallBody:
+		return "StallBody"
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
@@ -143,9 +156,9 @@ func (f *Faulty) Unwrap() backend.Backend { return f.inner }
 // other than Get, a negative Nth or Times), since that is a bug in a test.
 func (f *Faulty) Add(r Rule) {
 	switch {
-	case r.Mode < FailBefore || r.Mode > CorruptBody:
+	case r.Mode < FailBefore || r.Mode > StallBody:
 		panic(fmt.Sprintf("wrap: unknown %v", r.Mode))
-	case r.Mode > FailAfter && r.Verb != VerbGet:
+	case r.Mode > FailAfter && r.Mode != Stall && r.Verb != VerbGet:
 		panic(fmt.Sprintf("wrap: %v needs Verb VerbGet, not %q", r.Mode, r.Verb))
 	case r.Nth < 0 || r.Times < 0:
 		panic(fmt.Sprintf("wrap: negative Nth (%d) or Times (%d)", r.Nth, r.Times))
@@ -217,8 +230,8 @@ func (f *Faulty) Get(ctx context.Context, key string, opts backend.GetOptions) (
 		return nil, backend.ObjectInfo{}, err
 	}
 	ft := f.decide(VerbGet, key)
-	if ft != nil && ft.mode == FailBefore {
-		return nil, backend.ObjectInfo{}, ft.err
+	if err := ft.before(ctx); err != nil {
+		return nil, backend.ObjectInfo{}, err
 	}
 	rc, info, err := f.inner.Get(ctx, key, opts)
 	switch {
@@ -239,13 +252,29 @@ func (f *Faulty) Get(ctx context.Context, key string, opts backend.GetOptions) (
 	if opts.Range != nil {
 		n = opts.Range.Length
 	}
-	return &faultyBody{rc: rc, at: n / 2, fault: *ft}, info, nil
+	return &faultyBody{rc: rc, at: n / 2, fault: *ft, ctx: ctx}, info, nil
+}
+
+// before applies a fault that acts before the request is sent: it returns
+// the error to fail with, or nil to send the request.
+func (ft *fault) before(ctx context.Context) error {
+	switch {
+	case ft == nil:
+		return nil
+	case ft.mode == FailBefore:
+		return ft.err
+	case ft.mode == Stall:
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
 }
 
 // faultyBody damages a Get body at offset at, the middle, where a check
 // that only looks at the ends would miss it.
 type faultyBody struct {
 	rc  io.ReadCloser
+	ctx context.Context
 	pos int64
 	at  int64
 	fault
@@ -261,8 +290,12 @@ func (b *faultyBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	if b.pos >= b.at {
-		if b.mode == BreakBody {
+		switch b.mode {
+		case BreakBody:
 			return 0, b.err
+		case StallBody:
+			<-b.ctx.Done()
+			return 0, b.ctx.Err()
 		}
 		return 0, io.EOF
 	}
@@ -282,8 +315,8 @@ func (f *Faulty) Put(ctx context.Context, key string, body io.ReadSeeker, size i
 		return backend.ObjectInfo{}, err
 	}
 	ft := f.decide(putVerb(cond), key)
-	if ft != nil && ft.mode == FailBefore {
-		return backend.ObjectInfo{}, ft.err
+	if err := ft.before(ctx); err != nil {
+		return backend.ObjectInfo{}, err
 	}
 	info, err := f.inner.Put(ctx, key, body, size, cond)
 	if ft != nil {
@@ -298,8 +331,8 @@ func (f *Faulty) Delete(ctx context.Context, key string, cond backend.Cond) erro
 		return err
 	}
 	ft := f.decide(VerbDelete, key)
-	if ft != nil && ft.mode == FailBefore {
-		return ft.err
+	if err := ft.before(ctx); err != nil {
+		return err
 	}
 	err := f.inner.Delete(ctx, key, cond)
 	if ft != nil {
@@ -314,8 +347,8 @@ func (f *Faulty) Stat(ctx context.Context, key string) (backend.ObjectInfo, erro
 		return backend.ObjectInfo{}, err
 	}
 	ft := f.decide(VerbStat, key)
-	if ft != nil && ft.mode == FailBefore {
-		return backend.ObjectInfo{}, ft.err
+	if err := ft.before(ctx); err != nil {
+		return backend.ObjectInfo{}, err
 	}
 	info, err := f.inner.Stat(ctx, key)
 	if ft != nil {
@@ -337,8 +370,8 @@ func (f *Faulty) List(ctx context.Context, prefix string, opts backend.ListOptio
 		return err
 	}
 	first := f.decide(VerbList, prefix)
-	if first != nil && first.mode == FailBefore {
-		return first.err
+	if err := first.before(ctx); err != nil {
+		return err
 	}
 	pages := 0
 	var injected error
@@ -347,6 +380,10 @@ func (f *Faulty) List(ctx context.Context, prefix string, opts backend.ListOptio
 		ft := first
 		if pages > 1 {
 			ft = f.decide(VerbList, prefix)
+		}
+		if err := ft.before(ctx); err != nil {
+			injected = err // a stall, ended by the deadline
+			return errStopList
 		}
 		if ft != nil {
 			injected = ft.err
