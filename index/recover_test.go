@@ -378,3 +378,37 @@ func TestRecover_SeqJump_RecoversAboveIt(t *testing.T) {
 		t.Errorf("entries %v, want %v", got, want)
 	}
 }
+
+// TestSnapshot_Check_Regression_ForgedPackedEntryMissed: check --data
+// identified packed entries by pack and offset, so a second entry at an
+// existing member's offset with another size or sha256 was never read
+// ("ok", while cat and every pull failed on it).
+func TestSnapshot_Check_Regression_ForgedPackedEntryMissed(t *testing.T) {
+	ctx := context.Background()
+	b, _ := openFile(t)
+	pack, _, err := index.PutPack(ctx, b, []byte("hello world"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]index.Entry{
+		"data/a": {Size: 5, SHA256: sum("hello"), Seq: 1, Pack: pack},
+		"data/b": {Size: 11, SHA256: sum("forged"), Seq: 1, Pack: pack},
+	}
+	data, id := index.EncodeShard(entries)
+	if _, err := backend.PutBytes(ctx, b, index.ShardKey(id), data, backend.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	m := &index.Manifest{Format: index.FormatVersion, Seq: 1, Shards: []index.ShardRef{{Lo: "", ID: id, Count: 2, Bytes: int64(len(data))}}}
+	if _, err := backend.PutBytes(ctx, b, index.ManifestKey, index.EncodeManifest(m), backend.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := index.OpenSnapshot(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := snap.Check(ctx, true)
+	var oe *index.ObjectError
+	if !errors.Is(err, index.ErrCorruptObject) || !errors.As(err, &oe) || oe.Path != "data/b" {
+		t.Fatalf("check --data = %+v, %v; want data/b corrupt", rep, err)
+	}
+}

@@ -196,6 +196,9 @@ func (s *served) Resolve(ctx context.Context, opts syncer.ResolveOptions) (synce
 }
 
 func (s *served) Pull(ctx context.Context, opts syncer.PullOptions) (syncer.Stats, error) {
+	if opts.Reanchor {
+		return syncer.Stats{Op: "pull"}, &refusedError{msg: "pull --reanchor: this directory is served by silt serve, which does not re-anchor", hint: "stop silt serve for this directory, then run silt pull --reanchor"}
+	}
 	return s.c.Pull(ctx, serve.PullRequest{Scope: opts.Scope, MetadataOnly: opts.MetadataOnly})
 }
 

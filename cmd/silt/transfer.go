@@ -66,6 +66,7 @@ var pullCmd = &command{
 		meta := fs.Bool("metadata-only", false, "record large payloads (data/**/raw, as --lazy 'data/**/raw') without downloading them; fetch with silt hydrate")
 		var lazy stringsFlag
 		fs.Var(&lazy, "lazy", "record files matching this glob (** spans directories) without downloading them (repeatable); fetch with silt hydrate")
+		reanchor := fs.Bool("reanchor", false, "take the bucket's manifest as it is now, even if this cache saw a higher seq (a mistaken or hostile one): rollback detection starts again from it")
 		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
@@ -85,7 +86,7 @@ var pullCmd = &command{
 			return err
 		}
 		defer bd.Close()
-		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0})
+		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0, Reanchor: *reanchor})
 		if err != nil {
 			c.partial(st)
 			return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
@@ -93,7 +94,12 @@ var pullCmd = &command{
 		if len(lazy) == 0 {
 			st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
 		}
-		if err := c.result(st, func() { c.printStats(st) }); err != nil {
+		if err := c.result(st, func() {
+			if r := st.Reanchor; r != nil {
+				c.printf("re-anchored: this cache had seen seq %d, the bucket's manifest is at seq %d; rollback detection starts from it\n", r.From, r.To)
+			}
+			c.printStats(st)
+		}); err != nil {
 			return err
 		}
 		return conflicted(st)
