@@ -61,10 +61,11 @@ type RecoverReport struct {
 // snapshot's shards (they are immutable) at a seq above every seq the
 // bucket shows, so a lost, damaged or replaced manifest, or a bad push, is
 // undone in one commit and every cache sees it as newer than anything it
-// saw. Nothing else is written or removed. When the manifest is missing or
-// older than the history, the new seq skips the one the lost manifest
-// must have held (the newest history copy's seq + 1), so no cache that saw
-// that manifest takes the new one for a fork of it.
+// saw. Nothing else is written or removed. It commits through Commit,
+// once, and needs a store with compare-and-swap. When the manifest is
+// missing or older than the history, the new seq skips the one the lost
+// manifest must have held (the newest history copy's seq + 1), so no cache
+// that saw that manifest takes the new one for a fork of it.
 func Recover(ctx context.Context, b backend.Backend, opts RecoverOptions) (RecoverReport, error) {
 	rep := RecoverReport{DryRun: opts.DryRun, Skipped: []RecoverSkip{}}
 	cur, curErr := readCurrentRaw(ctx, b)
@@ -151,6 +152,11 @@ func Recover(ctx context.Context, b backend.Backend, opts RecoverOptions) (Recov
 	if opts.DryRun {
 		return rep, nil
 	}
+	if !b.Capabilities().ConditionalPut {
+		// Commit would write unconditionally, which is safe only under the
+		// commit lock; recover takes none.
+		return rep, fmt.Errorf("recover: the store has no compare-and-swap: %w", backend.ErrNotSupported)
+	}
 	if _, err := recoverCommit(ctx, b, cur, next); err != nil {
 		return rep, fmt.Errorf("recover: %w", err)
 	}
@@ -193,24 +199,20 @@ func readShards(ctx context.Context, b backend.Backend, m *Manifest) error {
 }
 
 // recoverCommit supersedes prev (the manifest as read; without a version
-// when missing) with next: the history copy of prev when it was readable,
-// then one compare-and-swap. A lost race is an error: the bucket moved
-// while recover ran, and recovering again decides on what it holds now.
-// TODO(lead): commit through the one manifest commit function (index/commit.go).
+// when missing) with next, through Commit, once: a lost race is an error,
+// since the bucket moved while recover ran and recovering again decides
+// on what it holds now. Commit sees the manifest being replaced as the
+// base of next (its version for the swap, seq next-1) without its bytes
+// when it is not the tip of the history (an older copy put back, bytes
+// that do not decode): its history copy would be a lie, and the copy of
+// the seq it holds is already there or gone for good.
 func recoverCommit(ctx context.Context, b backend.Backend, prev Head, next *Manifest) (Head, error) {
-	if prev.Data != nil {
-		if err := WriteHistory(ctx, b, prev); err != nil {
-			return Head{}, err
-		}
+	base := prev
+	if prev.Version != "" && (prev.Data == nil || prev.Manifest.Seq+1 != next.Seq) {
+		base = Head{Manifest: &Manifest{Format: FormatVersion, Seq: next.Seq - 1}, Version: prev.Version, Info: prev.Info}
 	}
-	cond := backend.Cond{IfAbsent: true}
-	if prev.Version != "" {
-		cond = backend.Cond{IfMatch: prev.Version}
-	}
-	data := EncodeManifest(next)
-	info, err := backend.PutBytes(ctx, b, ManifestKey, data, cond)
-	if err != nil {
-		return Head{}, fmt.Errorf("write manifest: %w", err)
-	}
-	return Head{Manifest: next, Data: data, Version: info.Version, Info: info}, nil
+	res, err := Commit(ctx, b, base, func(context.Context, Head) (Proposal, error) {
+		return Proposal{Next: next}, nil
+	}, CommitOptions{Attempts: 1})
+	return res.Head, err
 }

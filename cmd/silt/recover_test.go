@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/siltsync/silt/index"
 )
 
 // The whole damaged-manifest story on the command line: after the
@@ -77,4 +79,40 @@ func TestRecover_Seq_UndoesAPush(t *testing.T) {
 		t.Errorf("data/x after recover = %q", got)
 	}
 	wantCode(t, silt(t, "recover", "--seq", "7", u), 1, "recover of an unknown seq")
+}
+
+// silt pull --reanchor: a cache that pulled a jumped seq refuses the real
+// manifest (exit 1, the hint names the way out) until it re-anchors.
+func TestPull_Reanchor_AfterASeqJump(t *testing.T) {
+	u, dirs := setup(t, 2)
+	a, b := dirs[0], dirs[1]
+	write(t, a, "data/x", "1")
+	ok(t, "push", "--dir", a)
+	key := filepath.Join(strings.TrimPrefix(u, "file://"), ".silt", "manifest.json")
+	real, err := os.ReadFile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := index.DecodeManifest(index.ManifestKey, real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Seq = 1_000_000
+	if err := os.WriteFile(key, index.EncodeManifest(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok(t, "pull", "--dir", b)
+	if err := os.WriteFile(key, real, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := silt(t, "pull", "--dir", b)
+	wantCode(t, r, 1, "pull of the real manifest after a jump")
+	if !strings.Contains(r.stderr, "silt pull --reanchor") {
+		t.Errorf("the rollback hint does not name --reanchor:\n%s", r.stderr)
+	}
+	r = ok(t, "pull", "--reanchor", "--dir", b)
+	if !strings.Contains(r.stdout, "had seen seq 1000000") || !strings.Contains(r.stdout, "at seq 1") {
+		t.Errorf("pull --reanchor: %s", r.stdout)
+	}
+	ok(t, "pull", "--dir", b)
 }
