@@ -82,7 +82,7 @@ type fileState struct {
 }
 
 // ErrNotRegular is returned (wrapped in a *backend.Error) when a key names
-// a pipe, device, socket or empty directory: something that is not an
+// a pipe, a device or an empty directory: something that is not an
 // object, where reading "absent" would hide that the bucket was tampered
 // with (a manifest that is a FIFO must not read as a fresh bucket).
 var ErrNotRegular = errors.New("not a regular file")
