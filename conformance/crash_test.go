@@ -101,6 +101,10 @@ func crashOp(ctx context.Context, op string, b backend.Backend, dir, file string
 		_, err := index.GC(ctx, b, index.GCOptions{OlderThan: 0})
 		return err
 	}
+	if op == "recover" {
+		_, err := index.Recover(ctx, b, index.RecoverOptions{})
+		return err
+	}
 	if op == "lock" {
 		l, err := lock.New(b, "locks/crash", lock.Options{TTL: 300 * time.Millisecond, MaxWait: 5 * time.Second})
 		if err != nil {
@@ -233,6 +237,15 @@ func (w *crashWorld) setup(t *testing.T, op string) {
 		if _, err := a.Push(ctx, syncer.PushOptions{}); err != nil {
 			t.Fatal(err)
 		}
+	case "recover":
+		// v2 is committed, then its manifest is lost: recover brings v1
+		// (the newest history copy) back.
+		if _, err := a.Push(ctx, syncer.PushOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.store.Delete(ctx, index.ManifestKey, backend.Cond{}); err != nil {
+			t.Fatal(err)
+		}
 	case "gc":
 		// Garbage for gc: an upload whose commit never happened.
 		if _, err := backend.PutBytes(ctx, w.store, "data/orphan", []byte("orphan"), backend.Cond{}); err != nil {
@@ -254,6 +267,13 @@ func (w *crashWorld) setup(t *testing.T, op string) {
 // converges with nothing lost.
 func (w *crashWorld) verify(t *testing.T, op string, k int) {
 	ctx := context.Background()
+	if op == "recover" {
+		// Killed before its one commit, the manifest is still missing;
+		// after it, the rerun has nothing to do. Either way it converges.
+		if _, err := index.Recover(ctx, w.store, index.RecoverOptions{}); err != nil {
+			t.Fatalf("recover killed at request %d: rerun: %v", k, err)
+		}
+	}
 	if err := checkIndexStructure(ctx, w.store); err != nil {
 		t.Fatalf("%s killed at request %d: torn index: %v", op, k, err)
 	}
@@ -288,6 +308,12 @@ func (w *crashWorld) verify(t *testing.T, op string, k int) {
 	case "gc":
 		if _, err := index.GC(ctx, w.store, index.GCOptions{OlderThan: 0}); err != nil {
 			t.Fatalf("gc killed at request %d: rerun: %v", k, err)
+		}
+		w.expectReader(t, op, k, crashV1)
+		return
+	case "recover":
+		if snap.Seq != 3 {
+			t.Errorf("recover killed at request %d: rerun left seq %d, want 3 (above the lost 2)", k, snap.Seq)
 		}
 		w.expectReader(t, op, k, crashV1)
 		return
@@ -356,7 +382,7 @@ func TestCrash_EveryRequestIndex_ConvergesWithNothingLost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary once per crash point")
 	}
-	for _, op := range []string{"push", "prepare", "commit", "pull", "hydrate", "gc", "lock"} {
+	for _, op := range []string{"push", "prepare", "commit", "pull", "hydrate", "gc", "recover", "lock"} {
 		t.Run(op, func(t *testing.T) {
 			for k := 1; k < 200; k++ {
 				w := newCrashWorld(t)

@@ -28,6 +28,12 @@
 // size ([ErrCorruptIndex]), paths [ValidPath] refuses, format 1
 // ([ErrOlderFormat]) and newer formats ([ErrNewerFormat]).
 //
+// # A damaged remote
+//
+// A missing manifest beside history copies is [ErrManifestMissing], never
+// an empty index; [Recover] re-commits the newest readable snapshot (or a
+// named one) as a new commit above every seq the bucket shows.
+//
 // # Garbage collection
 //
 // [GC] marks from the current manifest and every manifest current within

@@ -242,6 +242,9 @@ func DecodeManifest(key string, data []byte) (*Manifest, error) {
 	if err := m.check(); err != nil {
 		return nil, corrupt(key, "%v", err)
 	}
+	if m.Seq > MaxSeq {
+		return nil, &FormatError{Key: key, Reason: fmt.Sprintf("seq %d is above MaxSeq %d", m.Seq, uint64(MaxSeq)), Err: ErrCorruptIndex}
+	}
 	return &m, nil
 }
 

@@ -125,6 +125,12 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 	if err != nil {
 		return rep, fmt.Errorf("gc: %w", err)
 	}
+	if first.Version == "" {
+		// No manifest was read, so nothing is provably unreachable: the
+		// data of a killed first push and of a lost first manifest look
+		// alike. A missing manifest beside history is an error above.
+		return rep, nil
+	}
 	if err := marks.add(ctx, b, first); err != nil {
 		return rep, err
 	}

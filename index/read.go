@@ -2,8 +2,10 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -38,13 +40,20 @@ func readBounded(ctx context.Context, b backend.Backend, key string, opts backen
 	return data, info, nil
 }
 
-// ReadManifest reads the current manifest of the namespace root b. A missing
-// manifest is the empty index of a fresh bucket; anything unreadable is an
-// error, never "empty". With opts.IfNoneMatch set, an unchanged manifest
-// is backend.ErrNotModified.
+// ReadManifest reads the current manifest of the namespace root b. A
+// missing manifest is the empty index of a fresh bucket only while no
+// history copy exists: once one does, commits were made, and a missing
+// (or, on file://, non-regular) manifest is a *ManifestMissingError
+// matching ErrManifestMissing, never "empty". That costs one List of the
+// history prefix, sent only when the manifest is absent. Anything
+// unreadable is an error too. With opts.IfNoneMatch set, an unchanged
+// manifest is backend.ErrNotModified.
 func ReadManifest(ctx context.Context, b backend.Backend, opts backend.GetOptions) (Head, error) {
 	data, info, err := readBounded(ctx, b, ManifestKey, opts, MaxManifestBytes)
 	if backend.IsNotExist(err) {
+		if err := checkNoHistory(ctx, b); err != nil {
+			return Head{}, err
+		}
 		return Head{Manifest: Empty()}, nil
 	}
 	if err != nil {
@@ -55,6 +64,77 @@ func ReadManifest(ctx context.Context, b backend.Backend, opts backend.GetOption
 		return Head{}, err
 	}
 	return Head{Manifest: m, Data: data, Version: info.Version, Info: info}, nil
+}
+
+// ErrManifestMissing is returned (wrapped in a *ManifestMissingError) when
+// the manifest is absent but history copies prove that commits were made:
+// a deleted key, a lifecycle rule, a partial restore. Nothing is read as
+// empty and nothing is written; `silt recover` (Recover) re-commits the
+// newest readable snapshot.
+var ErrManifestMissing = errors.New("remote manifest is missing but the bucket holds its history")
+
+// ManifestMissingError says what was found instead of the manifest.
+type ManifestMissingError struct {
+	History int    // history copies found
+	Newest  uint64 // the newest history copy's seq
+}
+
+func (e *ManifestMissingError) Error() string {
+	return fmt.Sprintf("%s: %d history copies, newest seq %d; run silt recover: %v", ManifestKey, e.History, e.Newest, ErrManifestMissing)
+}
+
+// Unwrap returns ErrManifestMissing.
+func (e *ManifestMissingError) Unwrap() error { return ErrManifestMissing }
+
+// errFound stops a listing at its first history copy.
+var errFound = errors.New("found")
+
+// checkNoHistory returns a *ManifestMissingError when any history copy
+// exists. The common answer (a fresh bucket) costs one List page of one
+// key; only a bucket that holds history is listed whole, to name it.
+func checkNoHistory(ctx context.Context, b backend.Backend) error {
+	err := b.List(ctx, HistoryPrefix, backend.ListOptions{PageSize: 1}, func(page []backend.ObjectInfo) error {
+		for _, o := range page {
+			if _, ok := ParseHistoryKey(o.Key); ok {
+				return errFound
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, errFound) {
+		return fmt.Errorf("read manifest: it is absent, and listing its history failed: %w", err)
+	}
+	seqs, err := historySeqs(ctx, b)
+	if err != nil {
+		return fmt.Errorf("read manifest: %w", err)
+	}
+	me := &ManifestMissingError{History: len(seqs)}
+	if len(seqs) > 0 {
+		me.Newest = seqs[len(seqs)-1]
+	}
+	return me
+}
+
+// historySeqs lists the seqs of every history copy, ascending; keys under
+// the history prefix that are not history copies are skipped.
+func historySeqs(ctx context.Context, b backend.Backend) ([]uint64, error) {
+	var seqs []uint64
+	err := b.List(ctx, HistoryPrefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
+		for _, o := range page {
+			if seq, ok := ParseHistoryKey(o.Key); ok {
+				seqs = append(seqs, seq)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list manifest history: %w", err)
+	}
+	slices.Sort(seqs)
+	return seqs, nil
 }
 
 // ReadHistory reads the history copy of the manifest at seq.

@@ -171,16 +171,18 @@ type CheckReport struct {
 	Seq     uint64 `json:"seq"`
 	Shards  int    `json:"shards"`
 	Entries int    `json:"entries"`
-	Objects int    `json:"objects"` // distinct objects checked
+	Objects int    `json:"objects"` // distinct objects and pack ranges checked
 	Bytes   int64  `json:"bytes"`   // bytes read (with data)
 }
 
 // Check verifies the snapshot: every shard exists, matches its hash and its
-// count, holds only entries inside its range; every distinct object an
-// entry names exists with the entry's size (a pack: is long enough to hold
-// the entry's range) and, when data is true, its bytes (one ranged read for
-// a packed entry) hash to the entry's sha256. The first problem is returned (an *ObjectError or a
-// *FormatError).
+// count, holds only entries inside its range; every entry's object exists
+// with the entry's size (a pack: is long enough to hold the entry's range)
+// and, when data is true, the entry's bytes (one ranged read for a packed
+// entry) have its size and hash to its sha256. Entries naming the same
+// bytes with the same size and sha256 are checked once; any other entry,
+// even at an offset another entry of the pack names, is read on its own.
+// The first problem is returned (an *ObjectError or a *FormatError).
 func (s *Snapshot) Check(ctx context.Context, data bool) (CheckReport, error) {
 	m := s.head.Manifest
 	rep := CheckReport{Seq: m.Seq, Shards: len(m.Shards)}
@@ -200,10 +202,14 @@ func (s *Snapshot) Check(ctx context.Context, data bool) (CheckReport, error) {
 		rep.Entries += len(entries)
 		for _, p := range slices.Sorted(maps.Keys(entries)) {
 			e := entries[p]
-			if seen[e.Location()] {
+			// Two entries share a check only when they name the same
+			// bytes and claim the same of them: a second entry at a
+			// member's offset with another size or sha256 is its own.
+			k := fmt.Sprintf("%s|%d|%s", e.Location(), e.Size, e.SHA256)
+			if seen[k] {
 				continue
 			}
-			seen[e.Location()] = true
+			seen[k] = true
 			rep.Objects++
 			if err := checkObject(ctx, s.b, p, e, data, packs, &rep); err != nil {
 				return rep, err

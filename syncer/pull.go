@@ -36,6 +36,13 @@ type PullOptions struct {
 	// this pull (see Config.Exclude).
 	Exclude []string `json:"exclude,omitempty"`
 	Include []string `json:"include,omitempty"`
+	// Reanchor takes the manifest as it is now as this cache's highest
+	// seen, instead of refusing one older than it with ErrRollback: the
+	// explicit way out for a cache that pulled a mistaken or hostile seq
+	// (or a manifest the bucket's owner has since undone). Stats.Reanchor
+	// names both seqs. The pull then reconciles against that manifest as
+	// any pull does: local edits stay, conflicts are reported.
+	Reanchor bool `json:"reanchor,omitempty"`
 
 	lazy func(string) bool // Lazy compiled, or Config.Lazy
 }
@@ -93,11 +100,18 @@ type pullPlan struct {
 	actions []pullAction
 	dirty   map[int]bool // shards that cannot be recorded as reconciled
 	sc      scope        // what the pull may touch
+	// clash maps each file a damaged index also holds as a directory to
+	// an entry below it (see fileDirClashes).
+	clash map[string]string
 }
 
 func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions) error {
 	b := o.backend()
-	head, err := s.readManifest(ctx, b)
+	read := s.readManifest
+	if opts.Reanchor {
+		read = func(ctx context.Context, b backend.Backend) (index.Head, error) { return s.reanchor(ctx, o, b) }
+	}
+	head, err := read(ctx, b)
 	if err != nil {
 		return err
 	}
@@ -122,7 +136,7 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 	}
 	o.mark("shards")
 
-	plan := pullPlan{dirty: map[int]bool{}, sc: sc}
+	plan := pullPlan{dirty: map[int]bool{}, sc: sc, clash: fileDirClashes(m, need, sh, sc)}
 	for _, i := range need {
 		if err := s.planShard(ctx, o, m, i, sh, sc, d, opts, &plan); err != nil {
 			return err
@@ -213,6 +227,11 @@ func (s *Syncer) planShard(ctx context.Context, o *op, m *index.Manifest, i int,
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if below, ok := plan.clash[p]; ok {
+			o.conflict(p, fmt.Sprintf(reasonFileDirClash, below))
+			plan.dirty[i] = true
+			continue
 		}
 		rec, hasRec := recs[p]
 		a, reason := s.decideEntry(o, p, entries[p], rec, hasRec, d, opts)
@@ -386,10 +405,20 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	// object is reported and the others go on.
 	settle := func(a pullAction, lf localFile, err error) error {
 		var oe *index.ObjectError
+		var pe *PathError
 		switch {
 		case errors.As(err, &oe):
 			mu.Lock()
 			bad = append(bad, err)
+			mu.Unlock()
+			return nil
+		case errors.As(err, &pe):
+			// The local tree cannot take the file (a file where its
+			// directory should be, a symlinked parent): the local copy
+			// stays, and so does the shard's claim to be unreconciled.
+			o.conflict(a.path, "local path unusable: "+pe.Reason)
+			mu.Lock()
+			plan.dirty[a.shard] = true
 			mu.Unlock()
 			return nil
 		case err != nil:

@@ -35,6 +35,9 @@ type Stats struct {
 	// Commit describes the commit that carried a push's changes; nil when
 	// the operation committed nothing.
 	Commit *CommitStats `json:"commit,omitempty"`
+	// Reanchor is set when a pull with PullOptions.Reanchor moved this
+	// cache's highest seen manifest.
+	Reanchor *Reanchor `json:"reanchor,omitempty"`
 	// Counts is the exact request accounting, conditional puts apart.
 	Counts RequestCounts `json:"-"`
 }

@@ -22,12 +22,16 @@
 // key space (the first byte of the key's SHA-256). Keys whose first segment
 // is ".silt-fs" are invalid, and List never reports anything below it.
 // A crashed writer can leave a file in .silt-fs/tmp; it is invisible to
-// List, and New removes temp files untouched for a day.
+// List. A Put holds an flock on its temp file until the file is published
+// or removed, and the kernel drops it when the writer dies, so New and,
+// at most once a minute, Put remove every temp file whose lock is free.
 //
 // A directory cannot hold both a file "a" and a file "a/b", which an
 // object store can: such a Put fails with a permanent error naming the
 // file/directory conflict. Stat and Get of a key that is a directory
-// report [backend.ErrNotExist].
+// holding other keys report [backend.ErrNotExist] (it is their prefix, as
+// in an object store); a key that is a FIFO, a device or an empty
+// directory is [ErrNotRegular] (a socket fails to open): never absent.
 //
 // # Versions
 //

@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -31,6 +31,7 @@ type Backend struct {
 	tmpDir string // staged writes, on the same file system as root
 	locks  *locker
 	hashes hashCache
+	swept  atomic.Int64 // unix nanoseconds of the last sweep of tmpDir
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -76,25 +77,6 @@ func open(root string, create bool) (*Backend, error) {
 	b.locks = newLocker(lockDir)
 	b.sweepTemps()
 	return b, nil
-}
-
-// staleTemp is the age after which a temp file is taken to belong to a
-// writer that crashed. A live writer touches its file with every write, so
-// only a body stalled for this long could lose its temp file.
-const staleTemp = 24 * time.Hour
-
-// sweepTemps removes temp files left by crashed writers. It is best
-// effort: a failure only leaves files that List never shows anyway.
-func (b *Backend) sweepTemps() {
-	des, err := os.ReadDir(b.tmpDir)
-	if err != nil {
-		return
-	}
-	for _, de := range des {
-		if fi, err := de.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
-			os.Remove(filepath.Join(b.tmpDir, de.Name()))
-		}
-	}
 }
 
 // Root returns the absolute path of the bucket directory.

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/fs"
@@ -311,30 +310,6 @@ func TestBackend_Get_FileMadeByHand(t *testing.T) {
 	}
 	if _, err := backend.PutBytes(ctx, b, "hand/made.txt", []byte("v2"), backend.Cond{IfMatch: info.Version}); err != nil {
 		t.Errorf("IfMatch Put over a hand-made file: %v", err)
-	}
-}
-
-func TestNew_SweepsStaleTempFiles(t *testing.T) {
-	_, dir := newBackend(t)
-	tmp := filepath.Join(dir, fs.Reserved, "tmp")
-	stale, fresh := filepath.Join(tmp, "put-crashed"), filepath.Join(tmp, "put-live")
-	for _, p := range []string{stale, fresh} {
-		if err := os.WriteFile(p, []byte("x"), 0o666); err != nil {
-			t.Fatal(err)
-		}
-	}
-	old := time.Now().Add(-48 * time.Hour)
-	if err := os.Chtimes(stale, old, old); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fs.New(dir); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("stale temp file survived New: %v", err)
-	}
-	if _, err := os.Stat(fresh); err != nil {
-		t.Errorf("New removed a fresh temp file: %v", err)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"os"
@@ -79,9 +81,31 @@ type fileState struct {
 	version backend.Version
 }
 
-// errNotRegular marks a directory, device or pipe where an object was
-// expected; callers treat it as a missing object.
-var errNotRegular = unix.EISDIR
+// ErrNotRegular is returned (wrapped in a *backend.Error) when a key names
+// a pipe, a device or an empty directory: something that is not an
+// object, where reading "absent" would hide that the bucket was tampered
+// with (a manifest that is a FIFO must not read as a fresh bucket).
+var ErrNotRegular = errors.New("not a regular file")
+
+// notRegular describes what f, which is not a regular file, is. A
+// directory holding entries is only the parent of other keys, as a prefix
+// is in an object store: that key names no object (unix.EISDIR, which
+// classify reads as absent).
+func notRegular(f *os.File, mode uint32) error {
+	kind := "a device or socket"
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		if names, _ := f.Readdirnames(1); len(names) > 0 {
+			return unix.EISDIR
+		}
+		kind = "an empty directory"
+	case unix.S_IFIFO:
+		kind = "a named pipe (FIFO)"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		kind = "a device"
+	}
+	return fmt.Errorf("%w: the key is %s, not an object", ErrNotRegular, kind)
+}
 
 // state hashes f from its start and leaves it positioned at its start, so
 // the caller can hand out the same descriptor and the version describes
@@ -93,7 +117,7 @@ func (b *Backend) state(ctx context.Context, f *os.File) (fileState, error) {
 		return fileState{}, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fileState{}, errNotRegular
+		return fileState{}, notRegular(f, st.Mode)
 	}
 	id := fileID{uint64(st.Dev), st.Ino}
 	sp := stamp{st.Size, unix.TimespecToNsec(st.Mtim), unix.TimespecToNsec(st.Ctim)}

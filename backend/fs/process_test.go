@@ -85,6 +85,10 @@ func TestChildProcess(t *testing.T) {
 				fmt.Println("result won", os.Getpid())
 			}
 		}
+	case "stall":
+		// An upload whose body never ends, for a parent to kill.
+		_, err := b.Put(ctx, "stalled", &stallReader{}, 1<<20, backend.Cond{})
+		t.Fatalf("stalled Put returned: %v", err)
 	default:
 		t.Fatalf("unknown child mode %q", mode)
 	}
@@ -101,31 +105,36 @@ func startChildren(t *testing.T, mode, dir string) []*child {
 	t.Helper()
 	var children []*child
 	for range processes {
-		c := &child{cmd: exec.Command(os.Args[0], "-test.run=^TestChildProcess$", "-test.count=1")}
-		c.cmd.Env = append(os.Environ(), childModeEnv+"="+mode, childDirEnv+"="+dir)
-		c.cmd.Stderr = &c.stderr
-		var err error
-		if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-			t.Fatal(err)
-		}
-		out, err := c.cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.stdout = bufio.NewScanner(out)
-		if err := c.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		children = append(children, c)
-		t.Cleanup(func() {
-			c.stdin.Close()
-			if c.cmd.ProcessState == nil {
-				c.cmd.Process.Kill()
-				c.cmd.Wait()
-			}
-		})
+		children = append(children, startChild(t, mode, dir))
 	}
 	return children
+}
+
+func startChild(t *testing.T, mode, dir string) *child {
+	t.Helper()
+	c := &child{cmd: exec.Command(os.Args[0], "-test.run=^TestChildProcess$", "-test.count=1")}
+	c.cmd.Env = append(os.Environ(), childModeEnv+"="+mode, childDirEnv+"="+dir)
+	c.cmd.Stderr = &c.stderr
+	var err error
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.stdout = bufio.NewScanner(out)
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.stdin.Close()
+		if c.cmd.ProcessState == nil {
+			c.cmd.Process.Kill()
+			c.cmd.Wait()
+		}
+	})
+	return c
 }
 
 // expect reads the child's output up to a line starting with prefix (the

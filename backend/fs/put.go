@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 // staged is a fully written, synced temp file waiting to be published.
 type staged struct {
+	f       *os.File // open, holding the temp file's lock (see createTemp)
 	path    string
 	size    int64
 	version backend.Version
@@ -39,12 +39,15 @@ func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size 
 	if err := b.checkCond(ctx, key, cond); err != nil {
 		return backend.ObjectInfo{}, err
 	}
+	b.maybeSweepTemps()
 	st, err := b.stage(ctx, key, body, size)
 	if err != nil {
 		return backend.ObjectInfo{}, err
 	}
-	// After a rename the name is gone; after a link or a failure this
-	// removes the temp name.
+	// The descriptor holds the temp file's lock until the name is gone, so
+	// no sweep takes it for abandoned. After a rename the name is gone;
+	// after a link or a failure this removes the temp name.
+	defer st.f.Close()
 	defer os.Remove(st.path)
 	if err := ctx.Err(); err != nil {
 		return backend.ObjectInfo{}, err
@@ -141,8 +144,8 @@ func (b *Backend) stage(ctx context.Context, key string, body io.Reader, size in
 	}
 	defer func() {
 		if err != nil {
+			os.Remove(f.Name()) // before the close drops the lock
 			f.Close()
-			os.Remove(f.Name())
 		}
 	}()
 	h := sha256.New()
@@ -178,21 +181,5 @@ func (b *Backend) stage(ctx context.Context, key string, body io.Reader, size in
 	if err != nil {
 		return staged{}, classify("put", key, err)
 	}
-	if err := f.Close(); err != nil {
-		return staged{}, classify("put", key, err)
-	}
-	return staged{path: f.Name(), size: n, version: versionOf(h), modTime: fi.ModTime()}, nil
-}
-
-// createTemp makes a uniquely named file in the temp directory. Unlike
-// os.CreateTemp it asks for mode 0666, so objects get the umask's
-// permissions like any file a user creates, not 0600.
-func (b *Backend) createTemp() (*os.File, error) {
-	for {
-		name := filepath.Join(b.tmpDir, fmt.Sprintf("put-%d-%016x", os.Getpid(), rand.Uint64()))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, iofs.ErrExist) {
-			return f, err
-		}
-	}
+	return staged{f: f, path: f.Name(), size: n, version: versionOf(h), modTime: fi.ModTime()}, nil
 }

@@ -53,6 +53,10 @@
 //     carried If-Match, where AWS answers 404 for a missing key and the
 //     contract says [backend.ErrPrecondition].
 //   - 404 NoSuchBucket is permanent: silt never creates buckets.
+//   - Any other 404 code (versitygw's XAdminUserNotFound, an unknown
+//     access key, is [backend.ErrCredentials]; NoSuchVersion, MinIO's
+//     XMinioAdminNoSuchUser, ...) is a permanent error naming the code,
+//     never absent: only NoSuchKey, or a HEAD's bare 404, means that.
 //   - 416 InvalidRange (a ranged GET from at or past the object's end, or
 //     any range of an empty object) is [backend.ErrInvalidRange].
 //   - 409 ConditionalRequestConflict, 429, 408, 5xx (but 501) and transport

@@ -63,7 +63,9 @@ func (b *Backend) classify(op, key string, err error) error {
 	// Codes first: a gateway may send InvalidAccessKeyId with 404, and a
 	// wrong secret comes as 403 like a missing permission.
 	switch code {
-	case "InvalidAccessKeyId":
+	case "InvalidAccessKeyId", "XAdminUserNotFound":
+		// versitygw answers an unknown access key with 404
+		// XAdminUserNotFound.
 		return fail(backend.ErrCredentials, "the access key %s is not known to %s (check AWS_ACCESS_KEY_ID, or aws_access_key_id of profile %s)",
 			accessKey(re), b.Endpoint(), profile())
 	case "SignatureDoesNotMatch":
@@ -95,6 +97,15 @@ func (b *Backend) classify(op, key string, err error) error {
 		// Our multipart upload was aborted under us (a lifecycle rule);
 		// a retried Put starts a new one.
 		return backend.Retryable(op, key, err)
+	case status == http.StatusNotFound && !absent(op, code):
+		// Only the code says a key is missing: a 404 naming anything else
+		// (a version, a user, a configuration) read as "absent" would make
+		// a bucket whose manifest cannot be read look empty.
+		msg := ""
+		if ae, ok := errors.AsType[smithy.APIError](err); ok {
+			msg = ae.ErrorMessage()
+		}
+		return backend.Permanent(op, key, fmt.Errorf("%s answered 404 %s (%q), which does not mean the key is missing: %w", b.Endpoint(), codeOrNone(code), msg, err))
 	case status == http.StatusNotFound && sentIfMatch(re):
 		// AWS answers If-Match on a missing key with 404 NoSuchKey where
 		// the contract (and GCS, and gofakes3) says precondition failed.
@@ -125,6 +136,20 @@ func (b *Backend) classify(op, key string, err error) error {
 			b.cfg.Bucket, b.region, err))
 	}
 	return backend.Permanent(op, key, err)
+}
+
+// absent reports whether a 404 with this error code means the key does
+// not exist: NoSuchKey, or a HEAD's bare 404 (a HEAD answer has no body,
+// so the SDK names it by its status).
+func absent(op, code string) bool {
+	return code == "NoSuchKey" || (op == "stat" && (code == "NotFound" || code == ""))
+}
+
+func codeOrNone(code string) string {
+	if code == "" {
+		return "without an error code"
+	}
+	return code
 }
 
 // sentIfMatch reports whether the request that got this response carried

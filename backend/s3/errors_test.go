@@ -128,6 +128,21 @@ func TestBackend_Classify_ScriptedStatuses(t *testing.T) {
 		{name: "InvalidAccessKeyId with 404 on LIST is not an empty listing", call: listAll, status: 404, code: "InvalidAccessKeyId", is: backend.ErrCredentials, isNot: backend.ErrBucketNotFound},
 		{name: "SignatureDoesNotMatch is a wrong secret, not a permission", call: getPlain, status: 403, code: "SignatureDoesNotMatch", is: backend.ErrCredentials, isNot: backend.ErrPermission, mentions: []string{"the secret key does not match the access key silt-test-key", "AWS_SECRET_ACCESS_KEY"}},
 		{name: "ExpiredToken says renew", call: putPlain, status: 400, code: "ExpiredToken", is: backend.ErrCredentials, mentions: []string{"session token", "expired"}},
+		// TestBackend_Regression_XAdminUserNotFoundReadsAsAbsent: the
+		// status decided, so versitygw's unknown access key read as "no
+		// manifest". Only NoSuchKey (and a HEAD's bare 404) is absent;
+		// every other 404 code is an error naming what the server said.
+		{name: "versitygw 404 XAdminUserNotFound is a refused credential", call: getPlain, status: 404, code: "XAdminUserNotFound", is: backend.ErrCredentials, isNot: backend.ErrNotExist, mentions: []string{"access key silt-test-key is not known"}},
+		{name: "versitygw 404 XAdminUserNotFound on HEAD-less LIST is a refused credential", call: listAll, status: 404, code: "XAdminUserNotFound", is: backend.ErrCredentials, isNot: backend.ErrBucketNotFound},
+		{name: "versitygw 404 XAdminUserNotFound on If-Match PUT is not a precondition", call: putIfMatch, status: 404, code: "XAdminUserNotFound", is: backend.ErrCredentials, isNot: backend.ErrPrecondition},
+		{name: "AWS 404 NoSuchVersion is an error, not absent", call: getPlain, status: 404, code: "NoSuchVersion", isNot: backend.ErrNotExist, mentions: []string{"404 NoSuchVersion", "scripted", "does not mean the key is missing"}},
+		{name: "AWS 404 NoSuchLifecycleConfiguration is an error, not absent", call: getPlain, status: 404, code: "NoSuchLifecycleConfiguration", isNot: backend.ErrNotExist, mentions: []string{"NoSuchLifecycleConfiguration"}},
+		{name: "Ceph 404 NoSuchTagSet is an error, not absent", call: getIfNoneMatch, status: 404, code: "NoSuchTagSet", isNot: backend.ErrNotExist, mentions: []string{"NoSuchTagSet"}},
+		{name: "MinIO 404 XMinioAdminNoSuchUser is an error, not absent", call: getPlain, status: 404, code: "XMinioAdminNoSuchUser", isNot: backend.ErrNotExist, mentions: []string{"XMinioAdminNoSuchUser"}},
+		{name: "404 NoSuchUpload outside a multipart upload is not absent", call: getPlain, status: 404, code: "NoSuchUpload", isNot: backend.ErrNotExist, retryable: true},
+		{name: "404 NotFound on GET (a proxy) is an error, not absent", call: getPlain, status: 404, code: "NotFound", isNot: backend.ErrNotExist, mentions: []string{"404 NotFound"}},
+		{name: "404 on DELETE If-Match with another code is not a precondition", call: deleteIfMatch, status: 404, code: "NoSuchVersion", isNot: backend.ErrPrecondition},
+		{name: "404 NoSuchKey on DELETE is not-exist", call: deletePlain, status: 404, code: "NoSuchKey", is: backend.ErrNotExist},
 		{name: "404 NoSuchUpload restarts the upload", call: putPlain, multipart: true, status: 404, code: "NoSuchUpload", isNot: backend.ErrNotExist, retryable: true},
 		{name: "409 ConditionalRequestConflict is retryable", call: putIfMatch, status: 409, code: "ConditionalRequestConflict", retryable: true, isNot: backend.ErrPrecondition},
 		{name: "409 on multipart completion is retryable", call: putIfAbsent, multipart: true, status: 409, code: "ConditionalRequestConflict", retryable: true},

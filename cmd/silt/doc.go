@@ -12,7 +12,7 @@
 // # Usage
 //
 //	silt init [--dir DIR] [--namespace NS] URL    bind DIR to a bucket (DIR/.silt/config.json)
-//	silt pull [--dir DIR] [--scope PATH]... [--metadata-only]
+//	silt pull [--dir DIR] [--scope PATH]... [--metadata-only] [--reanchor]
 //	silt push [--dir DIR] [--path PATH]... [--dry-run] [--max-delete N]
 //	silt sync [--dir DIR]                         pull, then push
 //	silt status [--dir DIR] [--offline]
@@ -22,6 +22,7 @@
 //	silt ls URL [PREFIX]                          read through the committed index
 //	silt cat URL PATH                             read at the committed version, verified
 //	silt gc URL [--dry-run] [--older-than 1h]
+//	silt recover URL [--seq N] [--dry-run]        re-commit the newest readable snapshot (or N)
 //	silt conformance URL                          the backend conformance suite, live
 //	silt demo [--dir DIR]
 //	silt version

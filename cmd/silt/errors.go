@@ -84,8 +84,10 @@ func classify(err error) (code int, hint string) {
 		return exitError, "the bucket was written by a newer silt; upgrade silt"
 	case errors.Is(err, index.ErrOlderFormat):
 		return exitError, "the bucket holds format 1, which this silt no longer reads; push your caches into an empty bucket or prefix"
+	case errors.Is(err, index.ErrManifestMissing):
+		return exitError, "the manifest is gone but the bucket holds its history; nothing was changed; bring back the newest snapshot with: silt recover --dry-run URL, then silt recover URL"
 	case errors.Is(err, syncer.ErrRollback):
-		return exitError, "the remote index went back to an older state (a restored backup?); nothing was changed; check the bucket before you continue"
+		return exitError, "the remote index went back to an older state (a restored backup?); nothing was changed; check the bucket (silt log, silt recover --dry-run); if this cache saw a mistaken seq, re-anchor it with: silt pull --reanchor"
 	case errors.Is(err, index.ErrCorruptObject), errors.Is(err, index.ErrMissingObject):
 		return exitError, "a committed object is damaged or missing; nothing was installed; check the snapshot with: silt check --data URL"
 	case errors.As(err, &fe), errors.Is(err, index.ErrCorruptIndex):

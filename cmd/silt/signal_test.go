@@ -32,6 +32,12 @@ func hangingS3(t *testing.T) (string, <-chan struct{}) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/xml")
+		if r.URL.Query().Has("list-type") {
+			// An empty bucket lists nothing (a missing manifest is looked
+			// up in the history).
+			w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>bucket</Name><IsTruncated>false</IsTruncated></ListBucketResult>`))
+			return
+		}
 		w.WriteHeader(http.StatusNotFound)
 		if r.Method != http.MethodHead {
 			w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>none</Message></Error>`))

@@ -67,6 +67,7 @@ var pullCmd = &command{
 		var lazy stringsFlag
 		fs.Var(&lazy, "lazy", "record files matching this glob (** spans directories) without downloading them (repeatable); fetch with silt hydrate")
 		ff := filterFlags(fs)
+		reanchor := fs.Bool("reanchor", false, "take the bucket's manifest as it is now, even if this cache saw a higher seq (a mistaken or hostile one): rollback detection starts again from it")
 		c.changeFlags(fs)
 		if _, err := c.parse(fs, args, 0, 0); err != nil {
 			return err
@@ -86,7 +87,7 @@ var pullCmd = &command{
 			return err
 		}
 		defer bd.Close()
-		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0, Lazy: lazy, Exclude: ff.exclude, Include: ff.include})
+		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0, Lazy: lazy, Exclude: ff.exclude, Include: ff.include, Reanchor: *reanchor})
 		if err != nil {
 			c.partial(st)
 			return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
@@ -94,7 +95,12 @@ var pullCmd = &command{
 		if len(lazy) == 0 {
 			st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
 		}
-		if err := c.result(st, func() { c.printStats(st) }); err != nil {
+		if err := c.result(st, func() {
+			if r := st.Reanchor; r != nil {
+				c.printf("re-anchored: this cache had seen seq %d, the bucket's manifest is at seq %d; rollback detection starts from it\n", r.From, r.To)
+			}
+			c.printStats(st)
+		}); err != nil {
 			return err
 		}
 		return conflicted(st)
