@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,9 +20,10 @@ const (
 	RepackPackBytes = 16 << 20
 	// maxPackRead bounds the bytes of one pack a repack reads.
 	maxPackRead = 256 << 20
-	// repackAttempts bounds the compare-and-swaps of one repack; past them
-	// it gives up for this round (a later GC tries again).
-	repackAttempts = 3
+	// repackAttempts bounds the manifest writes of one repack (see
+	// Commit); past them it gives up for this round (a later GC tries
+	// again).
+	repackAttempts = 5
 )
 
 // RepackReport is what a repack did.
@@ -35,6 +37,10 @@ type RepackReport struct {
 	Entries int `json:"entries"`
 	// Seq is the manifest the repack committed (0: none).
 	Seq uint64 `json:"seq,omitempty"`
+	// GaveUp, when set, says why this round committed nothing although it
+	// had packs to repack (every attempt lost its race): a later GC tries
+	// again.
+	GaveUp string `json:"gave_up,omitempty"`
 }
 
 type spot struct {
@@ -44,12 +50,14 @@ type spot struct {
 
 // Repack rewrites the live members of every pack of the current snapshot
 // whose live share is under below into new packs, and re-points the entries
-// by an ordinary commit (history copy, new shards, compare-and-swap of the
-// manifest). Each member's bytes are verified against its entry's sha256
-// before they are copied. On a lost race it re-reads and redoes, a bounded
-// number of times, then gives up this round: no entry is ever lost, and
-// the old packs stay until GC sweeps them past the grace period. Stores
-// without compare-and-swap are not repacked.
+// through Commit, the engine's commit (history copy, new shards,
+// compare-and-swap of the manifest, read-back of an unknown outcome,
+// backoff within the store's per-key mutation limit). Each member's bytes
+// are verified against its entry's sha256 before they are copied. On a
+// lost race Commit re-reads and the repack is redone on the new base, a
+// bounded number of times, then it gives up this round (GaveUp): no entry
+// is ever lost, and the old packs stay until GC sweeps them past the grace
+// period. Stores without compare-and-swap are not repacked.
 func Repack(ctx context.Context, b backend.Backend, below float64) (RepackReport, error) {
 	var rep RepackReport
 	if !b.Capabilities().ConditionalPut || below <= 0 {
@@ -65,31 +73,41 @@ func Repack(ctx context.Context, b backend.Backend, below float64) (RepackReport
 	if err != nil {
 		return rep, fmt.Errorf("repack: list: %w", err)
 	}
-	for range repackAttempts {
-		rep = RepackReport{}
-		done, err := repackOnce(ctx, b, below, sizes, &rep)
-		if err != nil || done {
-			return rep, err
-		}
-	}
-	return RepackReport{}, nil
-}
-
-// repackOnce is one attempt; false without an error is a lost race.
-func repackOnce(ctx context.Context, b backend.Backend, below float64, sizes map[string]backend.ObjectInfo, rep *RepackReport) (bool, error) {
 	head, err := ReadManifest(ctx, b, backend.GetOptions{})
 	if err != nil {
-		return false, fmt.Errorf("repack: %w", err)
+		return rep, fmt.Errorf("repack: %w", err)
 	}
+	build := func(ctx context.Context, head Head) (Proposal, error) {
+		rep = RepackReport{}
+		return repackOnce(ctx, b, head, below, sizes, &rep)
+	}
+	res, err := Commit(ctx, b, head, build, CommitOptions{Attempts: repackAttempts})
+	switch {
+	case errors.Is(err, ErrCommitContention):
+		// Lost every race: nothing is lost, a later GC tries again.
+		return RepackReport{GaveUp: err.Error()}, nil
+	case err != nil:
+		return RepackReport{}, err
+	case res.Noop:
+		return RepackReport{}, nil
+	}
+	rep.Seq = res.Head.Manifest.Seq
+	return rep, nil
+}
+
+// repackOnce builds one attempt on head: it writes the new packs and
+// proposes the manifest that re-points the entries (nil: nothing to do).
+func repackOnce(ctx context.Context, b backend.Backend, head Head, below float64, sizes map[string]backend.ObjectInfo, rep *RepackReport) (Proposal, error) {
 	m := head.Manifest
 	if head.Version == "" || m.Seq >= MaxSeq {
-		return true, nil
+		return Proposal{}, nil
 	}
+	var err error
 	shards := make([]map[string]Entry, len(m.Shards))
 	live := map[string]map[int64]Entry{} // pack -> offset -> an entry there
 	for i := range m.Shards {
 		if shards[i], err = ReadShard(ctx, b, m, i); err != nil {
-			return false, fmt.Errorf("repack: %w", err)
+			return Proposal{}, fmt.Errorf("repack: %w", err)
 		}
 		for _, e := range shards[i] {
 			if !e.Packed() {
@@ -116,7 +134,7 @@ func repackOnce(ctx context.Context, b backend.Backend, below float64, sizes map
 		}
 	}
 	if len(cands) == 0 {
-		return true, nil
+		return Proposal{}, nil
 	}
 	moved := map[spot]spot{}
 	var buf bytes.Buffer
@@ -142,16 +160,16 @@ func repackOnce(ctx context.Context, b backend.Backend, below float64, sizes map
 	for _, pack := range cands {
 		data, _, err := readBounded(ctx, b, PackKey(pack), backend.GetOptions{}, maxPackRead)
 		if err != nil {
-			return false, fmt.Errorf("repack: read pack %s: %w", pack, err)
+			return Proposal{}, fmt.Errorf("repack: read pack %s: %w", pack, err)
 		}
 		for _, off := range slices.Sorted(maps.Keys(live[pack])) {
 			e := live[pack][off]
 			if off+e.Size > int64(len(data)) || PackSHA(data[off:off+e.Size]) != e.SHA256 {
-				return false, &ObjectError{Path: "(repack)", SHA256: e.SHA256, Reason: fmt.Sprintf("pack %s at %d does not hold it", pack, off), Err: ErrCorruptObject}
+				return Proposal{}, &ObjectError{Path: "(repack)", SHA256: e.SHA256, Reason: fmt.Sprintf("pack %s at %d does not hold it", pack, off), Err: ErrCorruptObject}
 			}
 			if buf.Len() > 0 && int64(buf.Len())+e.Size > RepackPackBytes {
 				if err := flush(); err != nil {
-					return false, err
+					return Proposal{}, err
 				}
 			}
 			buf.Write(data[off : off+e.Size])
@@ -160,7 +178,7 @@ func repackOnce(ctx context.Context, b backend.Backend, below float64, sizes map
 		rep.Packs = append(rep.Packs, GCObject{Key: PackKey(pack), Size: sizes[PackKey(pack)].Size, ModTime: sizes[PackKey(pack)].ModTime})
 	}
 	if err := flush(); err != nil {
-		return false, err
+		return Proposal{}, err
 	}
 	next := &Manifest{Format: FormatVersion, Seq: m.Seq + 1, Fences: maps.Clone(m.Fences)}
 	var written [][]byte
@@ -183,21 +201,13 @@ func repackOnce(ctx context.Context, b backend.Backend, below float64, sizes map
 		written = append(written, data)
 		next.Shards = append(next.Shards, ShardRef{Lo: ref.Lo, ID: id, Count: len(entries), Bytes: int64(len(data))})
 	}
-	for _, data := range written {
-		if _, err := backend.PutBytes(ctx, b, ShardKey(ShardID(data)), data, backend.Cond{IfAbsent: true}); err != nil && !backend.IsPrecondition(err) {
-			return false, fmt.Errorf("repack: write shard: %w", err)
+	write := func(ctx context.Context) error {
+		for _, data := range written {
+			if _, err := backend.PutBytes(ctx, b, ShardKey(ShardID(data)), data, backend.Cond{IfAbsent: true}); err != nil && !backend.IsPrecondition(err) {
+				return fmt.Errorf("repack: write shard: %w", err)
+			}
 		}
+		return nil
 	}
-	if err := WriteHistory(ctx, b, head); err != nil {
-		return false, fmt.Errorf("repack: %w", err)
-	}
-	_, err = backend.PutBytes(ctx, b, ManifestKey, EncodeManifest(next), backend.Cond{IfMatch: head.Version})
-	if backend.IsPrecondition(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("repack: write manifest: %w", err)
-	}
-	rep.Seq = next.Seq
-	return true, nil
+	return Proposal{Next: next, Write: write}, nil
 }

@@ -1,16 +1,13 @@
 package syncer
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -18,9 +15,10 @@ import (
 	"github.com/siltsync/silt/index"
 )
 
-// ErrCommitContention is returned when a commit lost the compare-and-swap
-// race on the manifest more times than Config.CommitAttempts allows.
-var ErrCommitContention = errors.New("commit: too much contention on the manifest")
+// ErrCommitContention is returned when a commit did not land within
+// Config.CommitAttempts manifest writes (lost races or unsettled outcomes);
+// the error says how many of each.
+var ErrCommitContention = index.ErrCommitContention
 
 // ErrFenced is returned when a commit carries a fencing token lower than
 // one already committed under the same lock: the lock was lost meanwhile.
@@ -83,98 +81,53 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 		fence = &Fence{Key: key, Token: token}
 		first = nil
 	}
-	for attempt := 0; ; attempt++ {
-		var head index.Head
-		if attempt == 0 && first != nil {
-			head = *first
-		} else {
-			var err error
-			if head, err = s.readManifest(ctx, b); err != nil {
-				return commitResult{}, err
-			}
-		}
-		m := head.Manifest
-		if fence != nil && m.Fences[fence.Key] > fence.Token {
-			return commitResult{}, fmt.Errorf("%w: %s holds token %d, ours is %d", ErrFenced, fence.Key, m.Fences[fence.Key], fence.Token)
-		}
-		res, next, err := s.merge(ctx, sh, m, ch, fence)
+	if first == nil {
+		h, err := s.readManifest(ctx, b)
 		if err != nil {
 			return commitResult{}, err
 		}
-		if res.noop {
-			res.head, res.attempts = head, attempt
-			return res, nil
+		first = &h
+	}
+	var res commitResult
+	var base seen
+	build := func(ctx context.Context, head index.Head) (index.Proposal, error) {
+		m := head.Manifest
+		if fence != nil && m.Fences[fence.Key] > fence.Token {
+			return index.Proposal{}, fmt.Errorf("%w: %s holds token %d, ours is %d", ErrFenced, fence.Key, m.Fences[fence.Key], fence.Token)
+		}
+		r, next, err := s.merge(ctx, sh, m, ch, fence)
+		if err != nil {
+			return index.Proposal{}, err
+		}
+		res = r
+		if r.noop {
+			return index.Proposal{}, nil
 		}
 		if m.Seq >= index.MaxSeq {
-			return commitResult{}, fmt.Errorf("commit: %w (seq %d)", ErrSeqExhausted, m.Seq)
+			return index.Proposal{}, fmt.Errorf("commit: %w (seq %d)", ErrSeqExhausted, m.Seq)
 		}
-		// The history copy of the manifest being superseded goes up beside
-		// the shards, before the swap: one more request, no more latency.
-		g, gctx := errgroup.WithContext(ctx)
-		g.Go(func() error { return index.WriteHistory(gctx, b, head) })
-		g.Go(func() error { return s.writeShards(gctx, b, sh, res.written) })
-		if err := g.Wait(); err != nil {
-			return commitResult{}, err
-		}
-		data := index.EncodeManifest(next)
-		base := s.seenNow()
-		var cond backend.Cond
-		switch {
-		case !caps.ConditionalPut: // serialised by CommitLock
-		case head.Version == "":
-			cond = backend.Cond{IfAbsent: true}
-		default:
-			cond = backend.Cond{IfMatch: head.Version}
-		}
-		info, err := backend.PutBytes(ctx, b, index.ManifestKey, data, cond)
-		if err != nil && !backend.IsPrecondition(err) && ctx.Err() == nil {
-			// The outcome is unknown (an ack may be lost): settle it by
-			// reading back, never by writing again blindly.
-			if cur, rerr := index.ReadManifest(ctx, b, backend.GetOptions{}); rerr == nil && bytes.Equal(cur.Data, data) {
-				info, err = cur.Info, nil
-			}
-		}
-		if err == nil {
-			res.head = index.Head{Manifest: next, Data: data, Version: info.Version, Info: info}
-			res.attempts = attempt + 1
-			s.cacheManifest(data, info.Version, next.Seq) // our own write's version
-			if err := s.accept(res.head, base); err != nil {
-				return commitResult{}, err
-			}
-			return res, nil
-		}
-		if !backend.IsPrecondition(err) {
-			return commitResult{}, fmt.Errorf("write manifest: %w", err)
-		}
-		if attempt+1 >= s.cfg.CommitAttempts {
-			return commitResult{}, fmt.Errorf("%w (%d attempts)", ErrCommitContention, attempt+1)
-		}
-		if err := sleepCtx(ctx, backoff(attempt, caps.MaxMutationsPerKeyPerSecond)); err != nil {
-			return commitResult{}, err
-		}
+		base = s.seenNow()
+		// The new shards go up beside the history copy of the manifest
+		// being superseded, before the swap: one more request, no more
+		// latency.
+		return index.Proposal{Next: next, Write: func(ctx context.Context) error { return s.writeShards(ctx, b, sh, r.written) }}, nil
 	}
-}
-
-// backoff is full jitter over an exponential bound, never faster than the
-// store's per-key mutation limit allows.
-func backoff(attempt int, perKeyPerSec float64) time.Duration {
-	bound := min(10*time.Millisecond<<min(attempt, 8), 2*time.Second)
-	d := time.Duration(rand.Int64N(int64(bound)) + 1)
-	if perKeyPerSec > 0 {
-		d = max(d, time.Duration(float64(time.Second)/perKeyPerSec))
+	cr, err := index.Commit(ctx, b, *first, build, index.CommitOptions{
+		Attempts: s.cfg.CommitAttempts,
+		Read:     func(ctx context.Context) (index.Head, error) { return s.readManifest(ctx, b) },
+	})
+	if err != nil {
+		return commitResult{}, err
 	}
-	return d
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+	res.head, res.attempts = cr.Head, cr.Attempts
+	if cr.Noop {
+		return res, nil
 	}
+	s.cacheManifest(cr.Head.Data, cr.Head.Version, cr.Head.Manifest.Seq) // our own write's version
+	if err := s.accept(cr.Head, base); err != nil {
+		return commitResult{}, err
+	}
+	return res, nil
 }
 
 // Reasons a change is not committed.

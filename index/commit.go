@@ -1,0 +1,174 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// ErrCommitContention is returned (wrapped, with the attempts and why each
+// failed) when a commit did not land within its bounded attempts.
+var ErrCommitContention = errors.New("commit: too much contention on the manifest")
+
+// DefaultCommitAttempts bounds the manifest writes of one Commit when
+// CommitOptions.Attempts is zero.
+const DefaultCommitAttempts = 12
+
+// Proposal is what one commit attempt proposes on top of its base.
+type Proposal struct {
+	// Next is the manifest to write: its Seq must be the base's plus one.
+	// Nil means nothing to commit (everything is there already).
+	Next *Manifest
+	// Write, when set, stores what Next references that is not stored yet
+	// (new shards). It runs beside the history copy of the base, before
+	// the swap; an error ends the commit with nothing swapped.
+	Write func(ctx context.Context) error
+}
+
+// CommitOptions modify a Commit.
+type CommitOptions struct {
+	// Attempts bounds the manifest writes; 0 means DefaultCommitAttempts.
+	Attempts int
+	// Read re-reads the base after a lost race or an unsettled outcome;
+	// nil means ReadManifest. The engine passes its own, which checks for
+	// rollback and answers from its cache when nothing changed.
+	Read func(ctx context.Context) (Head, error)
+}
+
+// CommitResult is what a Commit did.
+type CommitResult struct {
+	// Head is the manifest written or, when Noop, the base last read.
+	Head Head
+	// Attempts counts the manifest writes sent.
+	Attempts int
+	// Noop is true when build proposed nothing.
+	Noop bool
+}
+
+// Commit is the one way a manifest is superseded. Each attempt calls build
+// with a base (first the given one, then a fresh read), writes the base's
+// history copy beside the proposal's own objects, and writes the proposed
+// manifest with compare-and-swap on the base's version (create-if-absent
+// when the base is "no manifest"). A write whose outcome is unknown (an
+// error that is not a clean precondition failure) is settled by reading
+// the manifest back, never by writing again blindly: our bytes there mean
+// it landed. A lost race or an unsettled outcome is retried after a
+// jittered backoff never shorter than the store's per-key mutation limit
+// allows, with build re-invoked on the fresh base, so build must merge
+// only its own changes and be safe to repeat (a change already in the
+// base is not a change). Past the bounded attempts the error wraps
+// ErrCommitContention and says how many attempts failed and why.
+//
+// On a store without compare-and-swap the manifest is written
+// unconditionally: the caller must hold the commit lock.
+func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx context.Context, base Head) (Proposal, error), opts CommitOptions) (CommitResult, error) {
+	attempts := opts.Attempts
+	if attempts <= 0 {
+		attempts = DefaultCommitAttempts
+	}
+	read := opts.Read
+	if read == nil {
+		read = func(ctx context.Context) (Head, error) { return ReadManifest(ctx, b, backend.GetOptions{}) }
+	}
+	caps := b.Capabilities()
+	var lost, unknown int
+	var last error
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			var err error
+			if base, err = read(ctx); err != nil {
+				return CommitResult{Attempts: attempt}, err
+			}
+		}
+		p, err := build(ctx, base)
+		if err != nil {
+			return CommitResult{Attempts: attempt}, err
+		}
+		if p.Next == nil {
+			return CommitResult{Head: base, Attempts: attempt, Noop: true}, nil
+		}
+		if want := base.Manifest.Seq + 1; base.Version != "" && p.Next.Seq != want {
+			return CommitResult{Attempts: attempt}, fmt.Errorf("commit: proposed seq %d on base %d (want %d)", p.Next.Seq, base.Manifest.Seq, want)
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return WriteHistory(gctx, b, base) })
+		if p.Write != nil {
+			g.Go(func() error { return p.Write(gctx) })
+		}
+		if err := g.Wait(); err != nil {
+			return CommitResult{Attempts: attempt}, err
+		}
+		data := EncodeManifest(p.Next)
+		var cond backend.Cond
+		switch {
+		case !caps.ConditionalPut: // serialised by the caller's lock
+		case base.Version == "":
+			cond = backend.Cond{IfAbsent: true}
+		default:
+			cond = backend.Cond{IfMatch: base.Version}
+		}
+		info, err := backend.PutBytes(ctx, b, ManifestKey, data, cond)
+		if err != nil && !backend.IsPrecondition(err) {
+			if ctx.Err() != nil {
+				return CommitResult{Attempts: attempt + 1}, ctx.Err()
+			}
+			// The outcome is unknown (an acknowledgement may be lost):
+			// read back. Our bytes there mean it landed; the base still
+			// there means it did not; anything else is a lost race (or
+			// ours landed and was superseded: the rebuild finds its
+			// changes already in the base).
+			cur, rerr := ReadManifest(ctx, b, backend.GetOptions{})
+			switch {
+			case rerr == nil && bytes.Equal(cur.Data, data):
+				info, err = cur.Info, nil
+			case !backend.IsRetryable(err) && (rerr == nil && cur.Version == base.Version):
+				return CommitResult{Attempts: attempt + 1}, fmt.Errorf("write manifest: %w", err)
+			default:
+				unknown++
+				last = err
+			}
+		} else if err != nil {
+			lost++
+			last = err
+		}
+		if err == nil {
+			return CommitResult{Head: Head{Manifest: p.Next, Data: data, Version: info.Version, Info: info}, Attempts: attempt + 1}, nil
+		}
+		if attempt+1 >= attempts {
+			return CommitResult{Attempts: attempt + 1}, fmt.Errorf("%w (%d attempts: %d lost races, %d unknown outcomes; last: %w)", ErrCommitContention, attempt+1, lost, unknown, last)
+		}
+		if err := sleepCtx(ctx, Backoff(attempt, caps.MaxMutationsPerKeyPerSecond)); err != nil {
+			return CommitResult{Attempts: attempt + 1}, err
+		}
+	}
+}
+
+// Backoff is the wait before retry attempt+1 of a manifest write: full
+// jitter over an exponential bound (10 ms doubling, at most 2 s), never
+// shorter than the store's per-key mutation limit allows.
+func Backoff(attempt int, perKeyPerSec float64) time.Duration {
+	bound := min(10*time.Millisecond<<min(attempt, 8), 2*time.Second)
+	d := time.Duration(rand.Int64N(int64(bound)) + 1)
+	if perKeyPerSec > 0 {
+		d = max(d, time.Duration(float64(time.Second)/perKeyPerSec))
+	}
+	return d
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
