@@ -87,11 +87,16 @@ func TestGC_UnderLoad(t *testing.T) {
 		s := open()
 		dir := fmt.Sprintf("data/w%d", w)
 		// A version is a checkpoint directory of four small files (one
-		// pack) and one larger file (an object).
+		// pack, f0 changing every fourth version only) and one larger
+		// file (an object).
 		version := func(v int) map[string]string {
 			files := map[string]string{dir + "/big": fmt.Sprintf("w%d v%d ", w, v) + strings.Repeat("b", 2<<20)}
 			for i := range 4 {
-				files[fmt.Sprintf("%s/ckpt/f%d", dir, i)] = fmt.Sprintf("w%d v%d f%d %s", w, v, i, strings.Repeat("s", 3000))
+				at := v
+				if i == 0 {
+					at = v / 4 // changes less often: the packs it stays in go under half live, and gc repacks them
+				}
+				files[fmt.Sprintf("%s/ckpt/f%d", dir, i)] = fmt.Sprintf("w%d v%d f%d %s", w, at, i, strings.Repeat("s", 3000))
 			}
 			return files
 		}

@@ -272,7 +272,7 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch ch
 			continue
 		}
 		for _, part := range split(ref.Lo, entries, s.cfg.ShardMaxEntries) {
-			data, id := index.EncodeShard(part.entries)
+			data, id := index.EncodeFreshShard(part.entries)
 			sh.remember(id, data, part.entries)
 			res.written[id] = true
 			if ref.ID != "" {
@@ -470,9 +470,9 @@ func dropEmpty(refs []index.ShardRef) []index.ShardRef {
 	return out
 }
 
-// writeShards uploads new shard objects. Their names are content hashes,
-// so create-if-absent losing to an existing object means the same bytes
-// are already there.
+// writeShards uploads new shard objects. Each is salted (a name no store
+// holds yet), so create-if-absent losing to an existing object can only
+// be this commit's own write, retried after a lost acknowledgement.
 func (s *Syncer) writeShards(ctx context.Context, b backend.Backend, sh *shards, written map[string]bool) error {
 	cond := backend.Cond{IfAbsent: true}
 	if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate {

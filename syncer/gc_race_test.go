@@ -187,3 +187,34 @@ func TestGC_Regression_KilledBetweenSweepsLogListsOnlyReadable(t *testing.T) {
 		}
 	}
 }
+
+// Found by the model's gc actor: a commit re-creating the bytes of a shard
+// a failed attempt left behind (the same push retried hours later) found
+// it with create-if-absent and committed a manifest naming it, while a GC
+// that had listed it as old garbage deleted it.
+func TestGC_Regression_RetriedPushRecreatesOldShard(t *testing.T) {
+	store := mem.New()
+	f := wrap.Faults(store)
+	w, err := syncer.Open(t.Context(), syncer.Config{Backend: f, Dir: t.TempDir(), CommitAttempts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	pushFiles(t, w, map[string]string{"data/m/a": "a", "data/m/b": "b"})
+	if err := os.Remove(filepath.Join(w.Root(), "data/m/b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.MarkDirty("data"); err != nil {
+		t.Fatal(err)
+	}
+	f.Add(wrap.Rule{Verb: wrap.VerbCondPut, KeyPrefix: index.ManifestKey, Times: 100})
+	if _, err := w.Push(t.Context(), syncer.PushOptions{}); err == nil {
+		t.Fatal("push through a failing manifest write succeeded")
+	}
+	f.Reset()
+	gcDuringPush(t, store, func() {
+		if _, err := w.Push(t.Context(), syncer.PushOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
