@@ -105,6 +105,9 @@ func crashOp(ctx context.Context, op string, b backend.Backend, dir, file string
 		_, err := index.Recover(ctx, b, index.RecoverOptions{})
 		return err
 	}
+	if op == "gchistory" {
+		return gcPastGrace(ctx, b)
+	}
 	if op == "lock" {
 		l, err := lock.New(b, "locks/crash", lock.Options{TTL: 300 * time.Millisecond, MaxWait: 5 * time.Second})
 		if err != nil {
@@ -233,7 +236,7 @@ func (w *crashWorld) setup(t *testing.T, op string) {
 		t.Fatal(err)
 	}
 	switch op {
-	case "pull", "hydrate":
+	case "pull", "hydrate", "gchistory":
 		if _, err := a.Push(ctx, syncer.PushOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -317,6 +320,14 @@ func (w *crashWorld) verify(t *testing.T, op string, k int) {
 		}
 		w.expectReader(t, op, k, crashV1)
 		return
+	case "gchistory":
+		expectLogReadable(t, w.store, k)
+		if err := gcPastGrace(ctx, w.store); err != nil {
+			t.Fatalf("gc killed at request %d: rerun: %v", k, err)
+		}
+		expectLogReadable(t, w.store, k)
+		w.expectReader(t, op, k, crashV2)
+		return
 	case "commit", "prepare":
 		runChild(t, "prepare", w.bucket, w.a, w.file, 0)
 		runChild(t, "commit", w.bucket, w.a, w.file, 0)
@@ -382,7 +393,7 @@ func TestCrash_EveryRequestIndex_ConvergesWithNothingLost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary once per crash point")
 	}
-	for _, op := range []string{"push", "prepare", "commit", "pull", "hydrate", "gc", "recover", "lock"} {
+	for _, op := range []string{"push", "prepare", "commit", "pull", "hydrate", "gc", "gchistory", "recover", "lock"} {
 		t.Run(op, func(t *testing.T) {
 			for k := 1; k < 200; k++ {
 				w := newCrashWorld(t)
@@ -400,5 +411,38 @@ func TestCrash_EveryRequestIndex_ConvergesWithNothingLost(t *testing.T) {
 			}
 			t.Fatalf("%s never completed", op)
 		})
+	}
+}
+
+// gcPastGrace is a gc with a grace period whose clock is 3 hours ahead:
+// every superseded snapshot and everything only it names is past the
+// grace, so the kill points fall before, inside and between its sweeps.
+func gcPastGrace(ctx context.Context, b backend.Backend) error {
+	later := time.Now().Add(3 * time.Hour)
+	_, err := index.GC(ctx, b, index.GCOptions{OlderThan: time.Hour, RepackBelow: -1, Now: func() time.Time { return later }})
+	return err
+}
+
+// expectLogReadable checks that every snapshot `silt log` lists is whole
+// and every entry of it readable: a gc killed between its sweeps removed
+// the history copy before the data only it named.
+func expectLogReadable(t *testing.T, b backend.Backend, k int) {
+	t.Helper()
+	ctx := context.Background()
+	log, err := index.Log(ctx, b)
+	if err != nil {
+		t.Fatalf("gc killed at request %d: log: %v", k, err)
+	}
+	for _, e := range log {
+		v, err := readSnapshotAt(ctx, b, e.Seq)
+		if err != nil {
+			t.Errorf("gc killed at request %d: log lists seq %d, unreadable: %v", k, e.Seq, err)
+			continue
+		}
+		for p, en := range v.Entries {
+			if _, err := readEntry(ctx, b, p, en); err != nil {
+				t.Errorf("gc killed at request %d: log lists seq %d, %q unreadable: %v", k, e.Seq, p, err)
+			}
+		}
 	}
 }

@@ -78,7 +78,7 @@ func RunSyncerModel(t *testing.T, newBackend Factory, budget ModelBudget) {
 		})
 	}
 	f := Figures()
-	t.Logf("model totals in this process: %d sequences, %d steps, %d faults armed, %d fired, %d tolerated format-1 violations; %s", f.Sequences, f.Steps, f.Faults, f.FaultsFired, f.Tolerated, concTotals())
+	t.Logf("model totals in this process: %d sequences, %d steps, %d faults armed, %d fired, %d tolerated format-1 violations; %s", f.Sequences, f.Steps, f.Faults, f.FaultsFired, f.Tolerated, concTotals()+"; "+gcTotals())
 }
 
 // modelTB is what the model needs of its test: rapid's TB plus cleanups
@@ -228,10 +228,12 @@ type modelRun struct {
 	// live, when set, injects transient faults into every operation and
 	// requires each to succeed (model_liveness.go).
 	live *liveness
+	gc   gcModel // the fake clock and what the concurrent gc needs (model_gc.go)
 }
 
 func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served bool) *modelRun {
 	m := &modelRun{t: t, ctx: context.Background(), shared: shared, concurrent: concurrent, served: served, store: store, written: map[string]map[string]bool{}}
+	m.store = m.gc.init(store)
 	n := rapid.IntRange(2, 4).Draw(t, "caches")
 	for i := range n {
 		dir, err := os.MkdirTemp("", "silt-model-")
@@ -240,7 +242,7 @@ func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served b
 		}
 		t.Cleanup(func() { os.RemoveAll(dir) })
 		c := &mcache{id: i, dir: dir, marks: map[string]bool{}, base: map[string]string{}, unknown: map[string]bool{}}
-		c.count = wrap.Count(cacheStore(store, concurrent))
+		c.count = wrap.Count(cacheStore(m.store, concurrent))
 		c.faults = wrap.Faults(c.count)
 		c.cfg = syncer.Config{
 			// The production stack users get from backend.Open, over the
@@ -308,6 +310,7 @@ func (m *modelRun) content(c *mcache, p string) string {
 		m.written[p] = map[string]bool{}
 	}
 	m.written[p][shaOf([]byte(s))] = true
+	m.gc.bodies[shaOf([]byte(s))] = s
 	return s
 }
 

@@ -36,6 +36,7 @@ func (m *modelRun) actions() map[string]func(*rapid.T) {
 	if m.concurrent {
 		maps.Copy(acts, m.concActions())
 	}
+	maps.Copy(acts, m.gcActions())
 	if m.live != nil {
 		delete(acts, "fault") // faults come with every operation
 	}

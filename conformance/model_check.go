@@ -97,6 +97,7 @@ func (m *modelRun) snapshot() snapshotView {
 	}
 	if len(m.history) == 0 || m.history[len(m.history)-1].Seq != v.Seq {
 		m.history = append(m.history, v)
+		m.gc.saw(v)
 	}
 	return v
 }

@@ -136,6 +136,9 @@ func Empty() *Manifest { return &Manifest{Format: FormatVersion} }
 type shardFile struct {
 	Format  int              `json:"format"`
 	Entries map[string]Entry `json:"entries"`
+	// Salt makes the bytes of every shard a commit writes its own (see
+	// EncodeFreshShard); readers ignore it.
+	Salt string `json:"salt,omitempty"`
 }
 
 // ShardID names shard bytes by their hash (the first 128 bits of SHA-256),
@@ -147,10 +150,22 @@ func ShardID(data []byte) string {
 
 // EncodeShard returns the bytes and id of a shard holding entries.
 func EncodeShard(entries map[string]Entry) ([]byte, string) {
+	return encodeShard(entries, "")
+}
+
+// EncodeFreshShard is EncodeShard with a random salt in the bytes, so the
+// shard's name is one no store holds yet: a commit never adopts a shard
+// already there, which may be garbage a concurrent GC has decided to
+// delete (FORMAT.md, "Garbage collection").
+func EncodeFreshShard(entries map[string]Entry) ([]byte, string) {
+	return encodeShard(entries, hex.EncodeToString(Trailer()[:8]))
+}
+
+func encodeShard(entries map[string]Entry, salt string) ([]byte, string) {
 	if entries == nil {
 		entries = map[string]Entry{}
 	}
-	data, err := json.Marshal(shardFile{Format: FormatVersion, Entries: entries})
+	data, err := json.Marshal(shardFile{Format: FormatVersion, Entries: entries, Salt: salt})
 	if err != nil {
 		panic(err) // plain data types only: cannot fail
 	}

@@ -173,6 +173,20 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 		}
 	}
 	rep.Seq = second.Manifest.Seq
+	// Manifests committed and superseded during the listing were current
+	// within the grace period too; their history copies may be missing
+	// from the listing, but exist (each is written before its successor).
+	if first.Version != "" && second.Version != first.Version {
+		for seq := first.Manifest.Seq + 1; seq < second.Manifest.Seq; seq++ {
+			h, err := ReadHistory(ctx, b, seq)
+			if err != nil {
+				return rep, fmt.Errorf("gc: %w", err)
+			}
+			if err := marks.add(ctx, b, h); err != nil {
+				return rep, err
+			}
+		}
+	}
 	histAt := map[uint64]backend.ObjectInfo{}
 	for _, o := range hist {
 		if seq, ok := ParseHistoryKey(o.Key); ok {
@@ -236,20 +250,29 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 		}
 		return nil
 	}
+	// History copies go first: a snapshot leaves the log before any data
+	// only it references, so a GC killed between its sweeps leaves no
+	// listed snapshot unreadable.
+	if err := sweep(oldHist, func(string) bool { return false }, &rep.History); err != nil {
+		return rep, err
+	}
 	if err := sweep(shards, func(k string) bool { return marks.shards[k] }, &rep.Shards); err != nil {
 		return rep, err
 	}
-	if err := sweep(objects, func(k string) bool { return marks.objects[k] }, &rep.Data); err != nil {
+	// The empty object is never deleted: a writer may always deduplicate
+	// against it (it cannot be re-stored under a fresh name).
+	empty := ObjectKey(emptySHA256)
+	if err := sweep(objects, func(k string) bool { return marks.objects[k] || k == empty }, &rep.Data); err != nil {
 		return rep, err
 	}
 	if err := sweep(packs, func(k string) bool { return marks.objects[k] }, &rep.Packs); err != nil {
 		return rep, err
 	}
-	if err := sweep(oldHist, func(string) bool { return false }, &rep.History); err != nil {
-		return rep, err
-	}
 	return rep, nil
 }
+
+// emptySHA256 is the sha256 of no bytes.
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 // gcMarks is the set of keys the roots reference.
 type gcMarks struct {

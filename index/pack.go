@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -15,26 +16,56 @@ func PackSHA(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// PutPack stores data as the pack named by its hash, create-if-absent, and
-// reports whether bytes were sent: a pack already there holds the same
-// bytes. On stores without atomic create it looks first (same name, same
-// bytes, so a race between two writers is harmless).
+// PutPack stores data as a pack and returns its name. The name is the
+// sha256 of data, written create-if-absent; when a pack of that name is
+// already there, data is stored again followed by a random trailer
+// (PackTrailer bytes no entry names), under the hash of the whole: a pack
+// found in the store may be garbage that a concurrent GC has already
+// decided to delete, so a writer never adopts one (see FORMAT.md,
+// "Garbage collection"). The members' offsets are the same either way.
+// sent is always true on success: the bytes went up. On stores without
+// atomic create it looks first.
 func PutPack(ctx context.Context, b backend.Backend, data []byte) (sha string, sent bool, err error) {
 	sha = PackSHA(data)
-	key := PackKey(sha)
+	created, err := putAbsent(ctx, b, PackKey(sha), data)
+	if err != nil || created {
+		return sha, created, err
+	}
+	salted := append(append(make([]byte, 0, len(data)+PackTrailer), data...), Trailer()...)
+	sha = PackSHA(salted)
+	created, err = putAbsent(ctx, b, PackKey(sha), salted)
+	if err == nil && !created {
+		err = fmt.Errorf("write pack %s: a pack with a fresh random trailer already exists", sha)
+	}
+	return sha, created, err
+}
+
+// PackTrailer is the size of the random trailer of a re-stored pack.
+const PackTrailer = 32
+
+// Trailer returns PackTrailer random bytes.
+func Trailer() []byte {
+	t := make([]byte, PackTrailer)
+	_, _ = rand.Read(t) // crypto/rand.Read never fails
+	return t
+}
+
+// putAbsent writes data at key unless something is there, and reports
+// whether it wrote.
+func putAbsent(ctx context.Context, b backend.Backend, key string, data []byte) (bool, error) {
 	cond := backend.Cond{IfAbsent: true, ContentNamed: true}
 	if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate {
 		if ok, err := backend.Exists(ctx, b, key); err != nil || ok {
-			return sha, false, err
+			return false, err
 		}
 		cond = backend.Cond{ContentNamed: true}
 	}
-	_, err = backend.PutBytes(ctx, b, key, data, cond)
+	_, err := backend.PutBytes(ctx, b, key, data, cond)
 	switch {
 	case backend.IsPrecondition(err):
-		return sha, false, nil
+		return false, nil
 	case err != nil:
-		return sha, false, fmt.Errorf("write pack %s: %w", sha, err)
+		return false, fmt.Errorf("write pack %s: %w", key, err)
 	}
-	return sha, true, nil
+	return true, nil
 }

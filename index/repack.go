@@ -197,7 +197,7 @@ func repackOnce(ctx context.Context, b backend.Backend, head Head, below float64
 			next.Shards = append(next.Shards, ref)
 			continue
 		}
-		data, id := EncodeShard(entries)
+		data, id := EncodeFreshShard(entries)
 		written = append(written, data)
 		next.Shards = append(next.Shards, ShardRef{Lo: ref.Lo, ID: id, Count: len(entries), Bytes: int64(len(data))})
 	}

@@ -43,6 +43,12 @@ type changeSet struct {
 	upserts  map[string]index.Entry // Seq is filled in at commit
 	bases    map[string]string      // the sha256 each upsert replaces
 	removals map[string]string      // removed only while still at this sha256
+	// proofs maps an upsert deduplicated against an existing object to
+	// the path whose entry named it when the push was prepared: it is
+	// committed only while the base still names that object there (or
+	// elsewhere in that shard), so a GC that reads this base or a later
+	// one keeps it.
+	proofs map[string]string
 }
 
 // commitResult describes a commit.
@@ -136,6 +142,7 @@ const (
 	reasonCreatedRemotely = "created remotely by another writer; pull first"
 	reasonDeletedRemotely = "deleted remotely since this cache synced it; pull first"
 	reasonRemovalMoved    = "deleted locally but changed remotely; the remote copy wins"
+	reasonUnproven        = "its content was found in the store but no committed entry names it any more; push again"
 )
 
 // merge applies ch to the shards of m it touches and returns the next
@@ -214,6 +221,16 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch ch
 				res.conflicts[p] = reasonDeletedRemotely
 				continue
 			}
+			if q, ok := ch.proofs[p]; ok && !e.Packed() {
+				named, err := baseNames(ctx, sh, base, q, e.SHA256)
+				if err != nil {
+					return res, nil, err
+				}
+				if !named {
+					res.conflicts[p] = reasonUnproven
+					continue
+				}
+			}
 			if exists {
 				prior[p] = &cur
 			} else {
@@ -255,7 +272,7 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch ch
 			continue
 		}
 		for _, part := range split(ref.Lo, entries, s.cfg.ShardMaxEntries) {
-			data, id := index.EncodeShard(part.entries)
+			data, id := index.EncodeFreshShard(part.entries)
 			sh.remember(id, data, part.entries)
 			res.written[id] = true
 			if ref.ID != "" {
@@ -276,6 +293,32 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch ch
 		}
 	}
 	return res, next, nil
+}
+
+// baseNames reports whether the shard of m holding path q has an unpacked
+// entry naming the object sha: the proof that a deduplicated object is
+// still referenced by the manifest a commit replaces. A commit that lands
+// on m superseded it no earlier than the compare-and-swap, so a GC whose
+// last read came before saw m (or an earlier manifest still naming it)
+// and keeps the object.
+func baseNames(ctx context.Context, sh *shards, m *index.Manifest, q, sha string) (bool, error) {
+	i := m.ShardFor(q)
+	if m.Shards[i].ID == "" {
+		return false, nil
+	}
+	entries, err := sh.get(ctx, m, i)
+	if err != nil {
+		return false, err
+	}
+	if e, ok := entries[q]; ok && !e.Packed() && e.SHA256 == sha {
+		return true, nil
+	}
+	for _, e := range entries {
+		if !e.Packed() && e.SHA256 == sha {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // mergedView answers questions about the index as it would be after the
@@ -427,9 +470,9 @@ func dropEmpty(refs []index.ShardRef) []index.ShardRef {
 	return out
 }
 
-// writeShards uploads new shard objects. Their names are content hashes,
-// so create-if-absent losing to an existing object means the same bytes
-// are already there.
+// writeShards uploads new shard objects. Each is salted (a name no store
+// holds yet), so create-if-absent losing to an existing object can only
+// be this commit's own write, retried after a lost acknowledgement.
 func (s *Syncer) writeShards(ctx context.Context, b backend.Backend, sh *shards, written map[string]bool) error {
 	cond := backend.Cond{IfAbsent: true, ContentNamed: true}
 	if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate {

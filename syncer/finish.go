@@ -13,7 +13,7 @@ func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence 
 	if pm.empty() {
 		return s.finishPush(pm, nil)
 	}
-	ch := changeSet{upserts: pm.upserts, bases: pm.bases, removals: pm.removals}
+	ch := changeSet{upserts: pm.upserts, bases: pm.bases, removals: pm.removals, proofs: pm.proofs}
 	res, err := s.commitGrouped(ctx, o, pm.sh, ch, pm.head, fence)
 	if err != nil {
 		return err

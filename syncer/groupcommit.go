@@ -203,7 +203,7 @@ func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq) {
 	// shares a path with an earlier one all the same commits alone.
 	owner := map[string]*commitReq{}
 	var members []*commitReq
-	ch := changeSet{upserts: map[string]index.Entry{}, bases: map[string]string{}, removals: map[string]string{}}
+	ch := changeSet{upserts: map[string]index.Entry{}, bases: map[string]string{}, removals: map[string]string{}, proofs: map[string]string{}}
 	sh := s.newShards(o.backend())
 	for _, r := range batch {
 		if pathsMeet(owner, r.ch) {
@@ -219,6 +219,7 @@ func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq) {
 		maps.Copy(ch.upserts, r.ch.upserts)
 		maps.Copy(ch.bases, r.ch.bases)
 		maps.Copy(ch.removals, r.ch.removals)
+		maps.Copy(ch.proofs, r.ch.proofs)
 		sh.absorb(r.sh)
 		members = append(members, r)
 	}

@@ -224,6 +224,7 @@ type pushManifestJSON struct {
 	Overflow bool                   `json:"overflow,omitempty"`
 	Bulk     bool                   `json:"bulk,omitempty"`
 	UpTo     uint64                 `json:"up_to"`
+	Proofs   map[string]string      `json:"proofs,omitempty"`
 }
 
 // lock is the scope lock committing pm takes: every path whose record or
@@ -251,7 +252,7 @@ func (m *PushManifest) Files() int { return len(m.pm.upserts) + len(m.pm.removal
 func (m *PushManifest) MarshalJSON() ([]byte, error) {
 	pm := m.pm
 	j := pushManifestJSON{Format: pushManifestFormat, Upserts: pm.upserts, Bases: pm.bases, Removals: pm.removals, Records: pm.records,
-		Keep: pm.keep, Forget: pm.forget, Touch: map[string]fileRecord{}, Marks: pm.d.paths, Overflow: pm.d.overflow, Bulk: pm.d.bulk, UpTo: pm.d.upTo}
+		Keep: pm.keep, Forget: pm.forget, Touch: map[string]fileRecord{}, Marks: pm.d.paths, Overflow: pm.d.overflow, Bulk: pm.d.bulk, UpTo: pm.d.upTo, Proofs: pm.proofs}
 	for _, t := range pm.touch {
 		j.Touch[t.path] = *t.record
 	}
@@ -280,7 +281,7 @@ func (m *PushManifest) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("push manifest: %w", err)
 		}
 	}
-	pm := &prepared{upserts: j.Upserts, bases: j.Bases, removals: j.Removals, records: j.Records, keep: j.Keep, forget: j.Forget,
+	pm := &prepared{upserts: j.Upserts, bases: j.Bases, removals: j.Removals, records: j.Records, keep: j.Keep, forget: j.Forget, proofs: j.Proofs,
 		d: dirtySet{paths: j.Marks, overflow: j.Overflow, bulk: j.Bulk, upTo: j.UpTo}}
 	for p, r := range j.Touch {
 		pm.touch = append(pm.touch, pullDone{p, &r})

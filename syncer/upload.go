@@ -9,7 +9,6 @@ import (
 	"hash"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"sync"
 
@@ -32,6 +31,14 @@ type prepared struct {
 	touch    []pullDone             // records refreshed whatever happens
 	head     *index.Head            // the manifest read while preparing
 	sh       *shards
+	// refs maps the sha256 of each unpacked entry of the shards read
+	// while preparing to one path holding it: an object they name may be
+	// deduplicated against.
+	refs map[string]string
+	// proofs maps each upsert deduplicated against an existing object to
+	// the path whose committed entry names that object; the commit checks
+	// it still does (see merge).
+	proofs map[string]string
 }
 
 func (pm *prepared) empty() bool { return len(pm.upserts) == 0 && len(pm.removals) == 0 }
@@ -55,6 +62,12 @@ func (pm *prepared) normalize() *prepared {
 	}
 	if pm.d.paths == nil {
 		pm.d.paths = map[string]uint64{}
+	}
+	if pm.refs == nil {
+		pm.refs = map[string]string{}
+	}
+	if pm.proofs == nil {
+		pm.proofs = map[string]string{}
 	}
 	return pm
 }
@@ -204,6 +217,11 @@ func (s *Syncer) remoteEntries(ctx context.Context, o *op, pm *prepared, lp loca
 				out[p] = e
 			}
 		}
+		for p, e := range entries {
+			if !e.Packed() {
+				pm.refs[e.SHA256] = p
+			}
+		}
 	}
 	return out, nil
 }
@@ -236,7 +254,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 	moved := 0
 	// settle records the outcome of one content: its uploads are committed
 	// at loc (uploader's bytes were sent or found), or stay dirty.
-	settle := func(us []upload, loc index.Entry, stored bool, uploader string, changed []upload) {
+	settle := func(us []upload, loc index.Entry, stored bool, uploader, proof string, changed []upload) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, u := range us {
@@ -252,6 +270,9 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 			x := u.exec()
 			pm.upserts[u.path] = index.Entry{Size: u.local.size, SHA256: u.sha, Pack: loc.Pack, Off: loc.Off, Exec: x}
 			pm.bases[u.path] = u.base()
+			if proof != "" {
+				pm.proofs[u.path] = proof
+			}
 			pm.records[u.path] = fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: x}
 		}
 		o.progress(us[0].path, us[0].local.size, &moved, len(order))
@@ -281,11 +302,11 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 				return err
 			}
 			for _, sha := range dropped {
-				settle(bySHA[sha], index.Entry{}, false, "", nil)
+				settle(bySHA[sha], index.Entry{}, false, "", "", nil)
 			}
 			for _, pmb := range placed {
 				sent(pmb.from, wasSent)
-				settle(bySHA[pmb.sha], index.Entry{Pack: pack, Off: pmb.off}, true, pmb.from.path, pmb.changed)
+				settle(bySHA[pmb.sha], index.Entry{Pack: pack, Off: pmb.off}, true, pmb.from.path, "", pmb.changed)
 			}
 			return nil
 		})
@@ -295,8 +316,12 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 			us := bySHA[sha]
 			stored, uploader := false, ""
 			var changed []upload
+			var loc index.Entry
+			proof := ""
 			for _, u := range us {
-				wasSent, err := s.send(gctx, b, u)
+				var wasSent bool
+				var err error
+				loc, wasSent, err = s.send(gctx, b, u, pm.refs[u.sha])
 				if errors.Is(err, errChangedWhileRead) {
 					changed = append(changed, u)
 					continue
@@ -307,47 +332,131 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 				sent(u, wasSent)
 				stored = true
 				uploader = u.path
+				if !wasSent {
+					proof = pm.refs[sha]
+				}
 				break
 			}
-			settle(us, index.Entry{}, stored, uploader, changed)
+			settle(us, loc, stored, uploader, proof, changed)
 			return nil
 		})
 	}
 	return g.Wait()
 }
 
-// send stores u's planned content under its hash and reports whether bytes
-// were sent (false: the store already had them). Bytes that no longer hash
-// to the planned sha256 are never handed over in full, so the store aborts
-// the write: errChangedWhileRead.
-func (s *Syncer) send(ctx context.Context, b backend.Backend, u upload) (bool, error) {
+// send stores u's planned content under its hash and reports where it is
+// and whether bytes were sent. An object already there is deduplicated
+// against only when proof, a path of the shards read while preparing,
+// names it (the commit checks it still does), or when it is empty (GC
+// never deletes the empty object). Otherwise it may be garbage a
+// concurrent GC has already decided to delete: the bytes go up again,
+// as a pack of this one content followed by a random trailer, under a
+// name no GC has listed (see FORMAT.md, "Garbage collection"). Bytes that
+// no longer hash to the planned sha256 are never handed over in full, so
+// the store aborts the write: errChangedWhileRead.
+func (s *Syncer) send(ctx context.Context, b backend.Backend, u upload, proof string) (index.Entry, bool, error) {
 	key := index.ObjectKey(u.sha)
 	caps := b.Capabilities()
 	cond := backend.Cond{IfAbsent: true, ContentNamed: true}
+	exists := false
 	if !caps.ConditionalPut && !caps.AtomicCreate {
 		// No atomic create: look first. Same name, same bytes, so a race
 		// between two writers of one object is harmless.
-		if ok, err := backend.Exists(ctx, b, key); err != nil || ok {
-			return false, err
+		ok, err := backend.Exists(ctx, b, key)
+		if err != nil {
+			return index.Entry{}, false, err
 		}
+		exists = ok
 		cond = backend.Cond{ContentNamed: true}
 	}
+	if !exists {
+		f, err := s.local.open(u.path)
+		if err != nil {
+			return index.Entry{}, false, errChangedWhileRead // gone or unreadable since it was hashed
+		}
+		defer f.Close()
+		vr := &verifyingReader{f: f, size: u.local.size, want: u.sha, h: sha256.New()}
+		_, err = b.Put(ctx, key, vr, u.local.size, cond)
+		switch {
+		case vr.failed:
+			return index.Entry{}, false, errChangedWhileRead
+		case backend.IsPrecondition(err):
+			exists = true
+		case err != nil:
+			return index.Entry{}, false, err
+		default:
+			return index.Entry{}, true, nil
+		}
+	}
+	if proof != "" || u.local.size == 0 {
+		return index.Entry{}, false, nil // the same bytes are already stored
+	}
+	pack, err := s.sendAlone(ctx, b, u)
+	return index.Entry{Pack: pack}, true, err
+}
+
+// sendAlone stores u's bytes followed by a random trailer as a pack and
+// returns its name: one pass hashes the whole, a second uploads it through
+// the verifying reader.
+func (s *Syncer) sendAlone(ctx context.Context, b backend.Backend, u upload) (string, error) {
 	f, err := s.local.open(u.path)
 	if err != nil {
-		return false, errChangedWhileRead // gone or unreadable since it was hashed
+		return "", errChangedWhileRead // gone or unreadable since it was hashed
 	}
 	defer f.Close()
-	vr := &verifyingReader{f: f, size: u.local.size, want: u.sha, h: sha256.New()}
-	_, err = b.Put(ctx, key, vr, u.local.size, cond)
+	st := trailed{f: f, size: u.local.size, trailer: index.Trailer()}
+	total := u.local.size + index.PackTrailer
+	own, whole := sha256.New(), sha256.New()
+	if _, err := io.Copy(io.MultiWriter(own, whole), io.NewSectionReader(f, 0, u.local.size)); err != nil {
+		return "", err
+	}
+	if hex.EncodeToString(own.Sum(nil)) != u.sha {
+		return "", errChangedWhileRead
+	}
+	whole.Write(st.trailer)
+	pack := hex.EncodeToString(whole.Sum(nil))
+	vr := &verifyingReader{f: st, size: total, want: pack, h: sha256.New()}
+	_, err = b.Put(ctx, index.PackKey(pack), vr, total, backend.Cond{IfAbsent: true, ContentNamed: true})
 	switch {
 	case vr.failed:
-		return false, errChangedWhileRead
-	case backend.IsPrecondition(err):
-		return false, nil // the same bytes are already stored
+		return "", errChangedWhileRead
 	case err != nil:
-		return false, err
+		return "", fmt.Errorf("write pack %s: %w", pack, err)
 	}
-	return true, nil
+	return pack, nil
+}
+
+// trailed reads a file's size bytes and then a trailer.
+type trailed struct {
+	f       io.ReaderAt
+	size    int64
+	trailer []byte
+}
+
+func (t trailed) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	if off < t.size {
+		k, err := t.f.ReadAt(p[:min(int64(len(p)), t.size-off)], off)
+		n += k
+		if err != nil && !errors.Is(err, io.EOF) {
+			return n, err
+		}
+		if int64(k) < min(int64(len(p)), t.size-off) {
+			return n, io.EOF // the file is shorter than planned
+		}
+	}
+	if n < len(p) {
+		at := max(off+int64(n)-t.size, 0)
+		if at >= int64(len(t.trailer)) {
+			return n, io.EOF
+		}
+		k := copy(p[n:], t.trailer[at:])
+		n += k
+		if n < len(p) {
+			return n, io.EOF
+		}
+	}
+	return n, nil
 }
 
 // errChangedWhileRead is returned when a file's bytes differ from the ones
@@ -361,7 +470,7 @@ var errChangedWhileRead = errors.New("file changed while it was being uploaded")
 // may seek: a seek to 0 starts a fresh pass; a seek elsewhere re-reads
 // without re-hashing, or hashes the skipped bytes first.
 type verifyingReader struct {
-	f      *os.File
+	f      io.ReaderAt
 	size   int64
 	want   string
 	h      hash.Hash

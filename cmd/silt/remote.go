@@ -165,6 +165,11 @@ var gcCmd = &command{
 			if rep.DryRun {
 				verb = "would remove"
 			}
+			// In the order gc removes them: a snapshot leaves the log
+			// before the data only it names.
+			for _, o := range rep.History {
+				c.printf("%s history %s (%s)\n", verb, o.Key, size(o.Size))
+			}
 			for _, o := range rep.Shards {
 				c.printf("%s shard %s (%s)\n", verb, o.Key, size(o.Size))
 			}
@@ -173,9 +178,6 @@ var gcCmd = &command{
 			}
 			for _, o := range rep.Packs {
 				c.printf("%s pack  %s (%s)\n", verb, o.Key, size(o.Size))
-			}
-			for _, o := range rep.History {
-				c.printf("%s history %s (%s)\n", verb, o.Key, size(o.Size))
 			}
 			for _, o := range rep.Repack.Packs {
 				c.printf("repacked %s (%s)\n", o.Key, size(o.Size))
@@ -192,6 +194,9 @@ var gcCmd = &command{
 				c.printf("; repacked %d packs into %d (seq %d)", n, rep.Repack.Written, rep.Repack.Seq)
 			}
 			c.printf("\n")
+			if rep.Repack.GaveUp != "" {
+				c.printf("repack gave up this round (a later gc tries again): %s\n", rep.Repack.GaveUp)
+			}
 		})
 	},
 }
