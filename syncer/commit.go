@@ -182,7 +182,7 @@ const (
 	reasonChangedRemotely = "changed remotely since this cache synced it; pull first"
 	reasonCreatedRemotely = "created remotely by another writer; pull first"
 	reasonDeletedRemotely = "deleted remotely since this cache synced it; pull first"
-	reasonRemovalMoved    = "deleted locally but changed remotely; the remote copy wins"
+	reasonRemovalMoved    = "deleted locally but changed remotely; the remote copy wins: the next pull installs it"
 )
 
 // merge applies ch to the shards of m it touches and returns the next
