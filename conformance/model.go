@@ -77,7 +77,7 @@ func RunSyncerModel(t *testing.T, newBackend Factory, budget ModelBudget) {
 		})
 	}
 	f := Figures()
-	t.Logf("model totals in this process: %d sequences, %d steps, %d faults armed, %d fired, %d tolerated format-1 violations; %s", f.Sequences, f.Steps, f.Faults, f.FaultsFired, f.Tolerated, concTotals())
+	t.Logf("model totals in this process: %d sequences, %d steps, %d faults armed, %d fired, %d tolerated format-1 violations; %s; %s", f.Sequences, f.Steps, f.Faults, f.FaultsFired, f.Tolerated, concTotals(), writerTotals())
 }
 
 // modelTB is what the model needs of its test: rapid's TB plus cleanups

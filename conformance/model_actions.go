@@ -36,6 +36,9 @@ func (m *modelRun) actions() map[string]func(*rapid.T) {
 	if m.concurrent {
 		maps.Copy(acts, m.concActions())
 	}
+	if m.shared {
+		maps.Copy(acts, m.writerActions()) // model_writer.go
+	}
 	return acts
 }
 
