@@ -283,3 +283,54 @@ func TestModel_Regression_DeleteVersusEditLeavesFileLazy(t *testing.T) {
 		})
 	}
 }
+
+// Found by the local writer: a pull removed a file a peer deleted after
+// planning that it was unchanged, though the user had edited it since.
+func TestModel_Regression_PullRemovesFileEditedAfterPlanning(t *testing.T) {
+	regress(t, "", func(t *testing.T, bk *bucket) {
+		const p = "data/t/1/latest"
+		a, b := bk.host(), bk.host()
+		a.writeMark(map[string]string{p: "v1\n", "data/t/1/raw": "r"})
+		a.push()
+		b.pull()
+		a.remove(p)
+		a.mark(p)
+		a.push()
+		var f *os.File
+		appended := false
+		defer localhook.Set(b.s.Root(), func(q string, s localhook.Stage) {
+			var err error
+			switch {
+			case q != p:
+			case s == localhook.BeforeCheck && !appended:
+				appended = true
+				b.appendTo(p, "mine\n")
+			case s == localhook.BeforeRename:
+				f, err = os.OpenFile(filepath.Join(b.root(), filepath.FromSlash(p)), os.O_WRONLY|os.O_APPEND, 0)
+			case s == localhook.AfterRename:
+				_, err = f.WriteString("late\n")
+				err = errors.Join(err, f.Close())
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		})()
+		st := b.pull()
+		if got, _ := b.read(p); got != "v1\nmine\n" || st.Files.Conflicts != 1 {
+			t.Fatalf("after the pull %s holds %q (conflicts %v), want the local edit kept and reported", p, got, st.Conflicts)
+		}
+		// Settled by taking the remote side: the local copy goes, kept as
+		// a backup with the write that raced its removal.
+		if _, err := b.s.Resolve(context.Background(), syncer.ResolveOptions{Paths: []string{p}, Keep: syncer.TakeRemote, Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		status, _ := b.s.Status(context.Background(), false)
+		if _, ok := b.read(p); ok || len(status.Backups) != 1 {
+			t.Fatalf("take-remote of a deletion: file present %v, backups %v", ok, status.Backups)
+		}
+		data, _ := os.ReadFile(filepath.Join(b.dir, filepath.FromSlash(status.Backups[0].Copy)))
+		if string(data) != "v1\nmine\nlate\n" {
+			t.Errorf("the backup holds %q, want the edit and the write that raced the removal", data)
+		}
+	})
+}

@@ -219,6 +219,9 @@ type modelRun struct {
 	// failing, while that step tries one serial order.
 	concurrent bool
 	trial      *[]string
+	// keepLazy makes pulls KeepLazy, as the command line's sync does
+	// (actSync sets it around its pull).
+	keepLazy bool
 }
 
 func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent bool) *modelRun {

@@ -172,3 +172,41 @@ func (l *local) keep(f *os.File) (string, error) {
 	}
 	return name, nil
 }
+
+// removeAs removes the file at p, the way replace replaces it: only the file
+// w planned on, unchanged (a LocalEditError otherwise), held open across
+// the removal so a write that lands in it after the check is kept (or,
+// with w.backup, whatever it holds is kept). It returns the kept copy.
+func (l *local) removeAs(p string, w want) (string, error) {
+	name := l.name(p)
+	localhook.Fire(l.path, p, localhook.BeforeCheck)
+	f, err := l.dir.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", l.explain(p, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	lfi, err := l.dir.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() || !os.SameFile(fi, lfi) {
+		return "", &LocalEditError{Path: p, Reason: "replaced locally while the pull ran; left in place"}
+	}
+	cur := infoFile(fi)
+	if !w.backup && !cur.same(w.local) {
+		return "", &LocalEditError{Path: p, Reason: "deleted remotely and changed locally while the pull ran; kept the local copy"}
+	}
+	localhook.Fire(l.path, p, localhook.BeforeRename)
+	if err := l.dir.Remove(name); err != nil {
+		return "", l.explain(p, err)
+	}
+	localhook.Fire(l.path, p, localhook.AfterRename)
+	if !w.backup && !l.changedSince(f, cur, w.sum) {
+		return "", nil
+	}
+	return l.keep(f)
+}

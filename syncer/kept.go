@@ -15,6 +15,9 @@ import (
 const (
 	reasonRemoteWins = "deleted locally but changed remotely; the remote copy wins"
 	reasonEditKept   = "changed locally while the pull replaced it; the local copy is kept (Conflict.Copy): resolve --keep-local restores it, --take-remote keeps it as a backup"
+	// reasonRemovedEditKept: the peer's deletion was applied, the edit
+	// that raced it kept.
+	reasonRemovedEditKept = "deleted remotely and changed locally while the pull removed it; the local copy is kept (Conflict.Copy): resolve --keep-local restores it"
 )
 
 // bucketBackups remembers the local copies silt replaced and kept
@@ -171,15 +174,4 @@ func dirOf(name string) string {
 		return name[:i]
 	}
 	return "."
-}
-
-// keepPath copies the file at p into keptDir (resolve --take-remote of a
-// path deleted remotely keeps the copy it removes).
-func (l *local) keepPath(p string) (string, error) {
-	f, err := l.open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	return l.keep(f)
 }

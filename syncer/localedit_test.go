@@ -27,7 +27,7 @@ const localEditScaleEnv = "SILT_LOCALEDIT_LARGE"
 func TestSyncer_Pull_ConcurrentAppends_NoneLost(t *testing.T) {
 	trials, files, edited, every := 1, 300, 30, 2
 	if os.Getenv(localEditScaleEnv) != "" {
-		trials, files, edited, every = 5, 2000, 200, 10
+		trials, files, edited, every = 5, 2000, 200, 9
 	}
 	var made, inPlace, inCopy, lost int
 	for trial := range trials {

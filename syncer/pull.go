@@ -301,7 +301,7 @@ func (s *Syncer) decideRemoved(o *op, p string, rec fileRecord, d dirtySet) (pul
 	case d.marked(p):
 		reason = "deleted remotely and marked dirty locally"
 	default:
-		a.kind = pullRemove
+		a.kind, a.local, a.sum = pullRemove, lf, sum
 		return a, ""
 	}
 	// The local copy stays, and so does its record: it is the evidence that
@@ -419,12 +419,22 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	}
 	err := g.Wait()
 	for _, a := range removes {
-		if rerr := s.local.remove(a.path); rerr != nil {
+		kept, rerr := s.local.removeAs(a.path, a.want())
+		var le *LocalEditError
+		switch {
+		case errors.As(rerr, &le):
+			o.conflict(a.path, le.Reason)
+			plan.dirty[a.shard] = true
+			continue
+		case rerr != nil:
 			o.conflict(a.path, "deleted remotely; cannot remove local copy: "+rerr.Error())
 			continue
 		}
 		o.add(func(st *Stats) { st.Files.Removed++ })
 		o.change(Change{Path: a.path, Action: ActionRemove})
+		if kept != "" {
+			o.conflictCopy(a.path, reasonRemovedEditKept, kept)
+		}
 		record(pullDone{a.path, nil})
 	}
 	for _, a := range removes {

@@ -166,12 +166,7 @@ func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, opts ResolveOp
 		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += got.lf.size })
 		reason = "took the remote copy"
 	case keep == TakeRemote:
-		if lf.exists {
-			if backup, err = s.local.keepPath(p); err != nil {
-				return err
-			}
-		}
-		if err := s.local.remove(p); err != nil {
+		if backup, err = s.local.removeAs(p, want{backup: true}); err != nil {
 			return err
 		}
 		s.local.pruneDirs(p, within)
