@@ -175,14 +175,6 @@ func randID() string {
 	return hex.EncodeToString(rnd[:])
 }
 
-// remove deletes the file at p.
-func (l *local) remove(p string) error {
-	if err := l.dir.Remove(l.name(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return l.explain(p, err)
-	}
-	return nil
-}
-
 // pruneDirs removes the directories removing p left empty, up to (not
 // including) the data root and only while within accepts them (the
 // operation's scope: a directory above it may be one a concurrent
