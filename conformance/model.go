@@ -78,7 +78,7 @@ func RunSyncerModel(t *testing.T, newBackend Factory, budget ModelBudget) {
 		})
 	}
 	f := Figures()
-	t.Logf("model totals in this process: %d sequences, %d steps, %d faults armed, %d fired, %d tolerated format-1 violations; %s", f.Sequences, f.Steps, f.Faults, f.FaultsFired, f.Tolerated, concTotals()+"; "+gcTotals())
+	t.Logf("model totals in this process: %d sequences, %d steps, %d faults armed, %d fired, %d tolerated format-1 violations; %s; %s; %s", f.Sequences, f.Steps, f.Faults, f.FaultsFired, f.Tolerated, concTotals(), gcTotals(), writerTotals())
 }
 
 // modelTB is what the model needs of its test: rapid's TB plus cleanups
@@ -229,6 +229,9 @@ type modelRun struct {
 	// requires each to succeed (model_liveness.go).
 	live *liveness
 	gc   gcModel // the fake clock and what the concurrent gc needs (model_gc.go)
+	// keepLazy makes pulls KeepLazy, as the command line's sync does
+	// (actSync sets it around its pull).
+	keepLazy bool
 }
 
 func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served bool) *modelRun {

@@ -40,6 +40,9 @@ func (m *modelRun) actions() map[string]func(*rapid.T) {
 	if m.live != nil {
 		delete(acts, "fault") // faults come with every operation
 	}
+	if m.shared {
+		maps.Copy(acts, m.writerActions()) // model_writer.go
+	}
 	return acts
 }
 
@@ -181,7 +184,9 @@ func (m *modelRun) drawAnyModel(t *rapid.T) string {
 func (m *modelRun) actSync(t *rapid.T) {
 	c := m.drawCache(t, "cache")
 	m.logf("c%d sync", c.id)
+	m.keepLazy = true // as the command line's sync (converge's syncs hydrate everything)
 	m.sync(c)
+	m.keepLazy = false
 }
 
 // sync is the command line's sync: pull everything, then push with a walk

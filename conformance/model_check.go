@@ -38,6 +38,7 @@ const (
 	propSeqMonotonic        property = "a cache's seen sequence never goes backwards"
 	propRequestBounds       property = "nothing dirty pushes with 0 requests; an unchanged scope pulls with <= 2"
 	propConverges           property = "round-robin sync goes quiet and every cache equals the snapshot"
+	propDeletionLosesToEdit property = "a local deletion the remote side overtook: the pull installs the remote edit"
 )
 
 // failsOnFormat1 lists the properties today's engine breaks (see
@@ -275,7 +276,7 @@ func (m *modelRun) doPull(c *mcache, scope []string, meta bool) opOut {
 	snap := m.committed
 	before := readDisk(m.t, c)
 	o := m.op(c, func(ctx context.Context) (syncer.Stats, error) {
-		return c.s.Pull(ctx, syncer.PullOptions{Scope: scope, MetadataOnly: meta})
+		return c.s.Pull(ctx, syncer.PullOptions{Scope: scope, MetadataOnly: meta, KeepLazy: m.keepLazy})
 	})
 	after := readDisk(m.t, c)
 	now := m.snapshot()
@@ -325,8 +326,13 @@ func (m *modelRun) checkPull(c *mcache, scope []string, meta bool, snap snapshot
 				m.expect(propPullKeepsLocal, xa == xb, "pull reverted the local edit of %q to %s", p, short(xa))
 			case modified && r == b:
 				m.expect(propPullKeepsLocal, xa == "", "pull re-created %q, deleted locally", p)
+			case modified && xb == "" && r != "" && b != "" && !o.fired && o.err == nil:
+				m.expect(propDeletionLosesToEdit, xa == r, "after pull %v, %q (deleted locally, changed remotely) is %s, committed %s", scope, p, short(xa), short(r))
 			case !modified && !conflicts[p] && !o.fired && o.err == nil:
-				lazyOK := meta && syncer.DefaultLazy(p) && xa == "" && xb == ""
+				// KeepLazy keeps a lazy record lazy: one the oracle knows, or one
+				// a MetadataOnly pull that a fault interrupted may have left.
+				keptLazy := m.keepLazy && syncer.DefaultLazy(p) && (c.lazy()[p] || b == "")
+				lazyOK := (meta && syncer.DefaultLazy(p) || keptLazy) && xa == "" && xb == ""
 				m.expect(propScopeEqualsSnapshot, xa == r || lazyOK, "after pull %v, %q is %s, committed %s", scope, p, short(xa), short(r))
 			}
 		}
@@ -346,6 +352,10 @@ func (m *modelRun) checkPull(c *mcache, scope []string, meta bool, snap snapshot
 			delete(c.unknown, p)
 		case xa == "" && r != "" && meta && syncer.DefaultLazy(p) && !o.fired && o.err == nil && xb == "" && (c.base[p] == "" || c.lazy()[p]):
 			c.base[p] = r
+			c.lazy()[p] = true
+			delete(c.unknown, p)
+		case xa == "" && r != "" && m.keepLazy && syncer.DefaultLazy(p) && (c.lazy()[p] || c.base[p] == "") && xb == "" && !o.fired && o.err == nil:
+			c.base[p] = r // KeepLazy: the lazy record follows the entry
 			c.lazy()[p] = true
 			delete(c.unknown, p)
 		case o.fired || o.err != nil:

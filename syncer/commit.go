@@ -141,7 +141,7 @@ const (
 	reasonChangedRemotely = "changed remotely since this cache synced it; pull first"
 	reasonCreatedRemotely = "created remotely by another writer; pull first"
 	reasonDeletedRemotely = "deleted remotely since this cache synced it; pull first"
-	reasonRemovalMoved    = "deleted locally but changed remotely; the remote copy wins"
+	reasonRemovalMoved    = "deleted locally but changed remotely; the remote copy wins: the next pull installs it"
 	reasonUnproven        = "its content was found in the store but no committed entry names it any more; push again"
 )
 

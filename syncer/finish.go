@@ -28,7 +28,7 @@ func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence 
 	}
 	for p := range pm.removals {
 		if res.skipped[p] {
-			o.conflict(p, reasonRemovalMoved) // finishPush keeps its record, not hydrated
+			o.change(Change{Path: p, Action: ActionSkip, Reason: reasonRemovalMoved}) // finishPush keeps its record
 			continue
 		}
 		o.add(func(st *Stats) { st.Files.Deleted++ })
@@ -56,13 +56,11 @@ func (s *Syncer) finishPush(pm *prepared, res *commitResult) error {
 					return err
 				}
 			}
-			for p, sha := range pm.removals {
+			for p := range pm.removals {
 				if res.skipped[p] {
-					// The entry moved on: the remote copy wins, and the
-					// record says what this cache had synced (see prepare).
-					if err := t.putFile(p, fileRecord{SHA256: sha}); err != nil {
-						return err
-					}
+					// The entry moved on: the remote copy wins, the next
+					// pull installs it, and the record stays what this
+					// cache had synced (see prepare).
 					continue
 				}
 				if err := t.deleteFile(p); err != nil {

@@ -76,6 +76,8 @@ type Status struct {
 	Excluded    int    `json:"excluded"`
 	Skipped     int    `json:"skipped"`
 	SkippedList []Skip `json:"skipped_list,omitempty"`
+	// Backups are local copies silt replaced and kept (see Restore).
+	Backups []Backup `json:"backups"`
 }
 
 // Status reports the pending marks without touching a file and, with
@@ -106,6 +108,9 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 	})
 	slices.Sort(st.Dirty)
 	if st.Conflicts, err = s.conflicts(); err != nil {
+		return st, err
+	}
+	if st.Backups, err = s.backups(); err != nil {
 		return st, err
 	}
 	if remote {
@@ -166,14 +171,19 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 				return false, err
 			}
 		}
-		got, err := s.download(ctx, o.backend(), p, entry)
+		in, err := s.download(ctx, o.backend(), p, entry, want{})
 		if errors.Is(err, index.ErrMissingObject) && attempt == 0 && hasRec {
 			known = false // the record may be older than the index: ask it
 			continue
 		}
+		var le *LocalEditError
+		if errors.As(err, &le) {
+			return true, nil // created locally meanwhile: never overwritten
+		}
 		if err != nil {
 			return false, err
 		}
+		got := in.lf
 		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += got.size })
 		o.change(Change{Path: p, Action: ActionDownload, Bytes: got.size})
 		return true, s.st.update(func(t stx) error {

@@ -45,6 +45,15 @@ type localFile struct {
 	size    int64
 	mtimeNs int64
 	exec    bool // the owner's execute bit, the one mode bit that syncs
+	// ino and ctimeNs identify the inode and its last change (Linux; 0
+	// elsewhere), for the check an install makes before replacing it.
+	ino     uint64
+	ctimeNs int64
+}
+
+// same reports whether two stats saw the same file, unchanged.
+func (a localFile) same(b localFile) bool {
+	return a.exists == b.exists && a.size == b.size && a.mtimeNs == b.mtimeNs && a.ino == b.ino && a.ctimeNs == b.ctimeNs && a.exec == b.exec
 }
 
 func (l *local) name(p string) string { return l.ns + p }
@@ -90,7 +99,8 @@ func (l *local) stat(p string) (localFile, error) {
 }
 
 func infoFile(fi fs.FileInfo) localFile {
-	return localFile{exists: true, size: fi.Size(), mtimeNs: fi.ModTime().UnixNano(), exec: fi.Mode().Perm()&0o100 != 0}
+	ino, ctime := fileID(fi)
+	return localFile{exists: true, size: fi.Size(), mtimeNs: fi.ModTime().UnixNano(), exec: fi.Mode().Perm()&0o100 != 0, ino: ino, ctimeNs: ctime}
 }
 
 // open opens the data file at p for reading.
@@ -127,20 +137,20 @@ func (l *local) hash(p string) (sum string, lf localFile, err error) {
 // install writes r to p atomically: a temporary file, checked against
 // the entry before it is renamed into place, so a reader never sees a
 // partial file and wrong bytes never enter the cache (an
-// *index.ObjectError matching index.ErrCorruptObject).
-func (l *local) install(p string, r io.Reader, e index.Entry) (localFile, error) {
+// *index.ObjectError matching index.ErrCorruptObject). What it may replace
+// is w (see replace): a local edit made since the operation planned is
+// never lost.
+func (l *local) install(p string, r io.Reader, e index.Entry, w want) (installed, error) {
 	if err := l.dir.MkdirAll(path.Dir(l.name(p)), 0o755); err != nil {
-		return localFile{}, l.explain(p, err)
+		return installed{}, l.explain(p, err)
 	}
 	if err := l.dir.MkdirAll(tmpDir, 0o755); err != nil {
-		return localFile{}, err
+		return installed{}, err
 	}
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := tmpDir + "/dl-" + hex.EncodeToString(rnd[:])
+	tmp := tmpDir + "/dl-" + randID()
 	f, err := l.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, fs.FileMode(installMode(e.Exec)))
 	if err != nil {
-		return localFile{}, err
+		return installed{}, err
 	}
 	defer l.dir.Remove(tmp) // fails harmlessly after a successful rename
 	h := sha256.New()
@@ -152,18 +162,20 @@ func (l *local) install(p string, r io.Reader, e index.Entry) (localFile, error)
 		err = cerr
 	}
 	if err != nil {
-		return localFile{}, err
+		return installed{}, err
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
-		return localFile{}, &index.ObjectError{Path: p, SHA256: e.SHA256, Reason: "downloaded bytes hash to " + got, Err: index.ErrCorruptObject}
+		return installed{}, &index.ObjectError{Path: p, SHA256: e.SHA256, Reason: "downloaded bytes hash to " + got, Err: index.ErrCorruptObject}
 	}
 	if fi, err := l.dir.Lstat(l.name(p)); err == nil && fi.IsDir() {
-		return localFile{}, &PathError{Path: p, Reason: "a local directory is in the way"}
+		return installed{}, &PathError{Path: p, Reason: "a local directory is in the way"}
 	}
-	if err := l.dir.Rename(tmp, l.name(p)); err != nil {
-		return localFile{}, l.explain(p, err)
+	kept, err := l.replace(p, tmp, w)
+	if err != nil {
+		return installed{}, err
 	}
-	return l.stat(p)
+	lf, err := l.stat(p)
+	return installed{lf: lf, kept: kept}, err
 }
 
 // chmod sets or clears the executable bits of the file at p (all three,
@@ -188,12 +200,11 @@ func (l *local) chmod(p string, exec bool) (localFile, error) {
 	return l.stat(p)
 }
 
-// remove deletes the file at p.
-func (l *local) remove(p string) error {
-	if err := l.dir.Remove(l.name(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return l.explain(p, err)
-	}
-	return nil
+// randID is a fresh name for a temporary or kept file.
+func randID() string {
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	return hex.EncodeToString(rnd[:])
 }
 
 // pruneDirs removes the directories removing p left empty, up to (not

@@ -124,7 +124,7 @@ func cmpInt64(a, b int64) int {
 // spot's bytes at its paths, each through the verifying, atomic install:
 // bytes that do not hash to their entry are reported for that path and
 // never installed, and the run goes on. settle records each outcome.
-func (s *Syncer) downloadRun(ctx context.Context, b backend.Backend, run packRun, settle func(pullAction, localFile, error) error) error {
+func (s *Syncer) downloadRun(ctx context.Context, b backend.Backend, run packRun, settle func(pullAction, installed, error) error) error {
 	r := run.rng()
 	head := run.spots[0].acts[0]
 	rc, err := index.OpenPackRange(ctx, b, head.path, head.entry.SHA256, run.pack, r)
@@ -134,7 +134,7 @@ func (s *Syncer) downloadRun(ctx context.Context, b backend.Backend, run packRun
 			for _, a := range sp.acts {
 				e := *oe
 				e.Path, e.SHA256 = a.path, a.entry.SHA256
-				if err := settle(a, localFile{}, &e); err != nil {
+				if err := settle(a, installed{}, &e); err != nil {
 					return err
 				}
 			}
@@ -142,39 +142,39 @@ func (s *Syncer) downloadRun(ctx context.Context, b backend.Backend, run packRun
 		return nil
 	}
 	if err != nil {
-		return settle(head, localFile{}, err)
+		return settle(head, installed{}, err)
 	}
 	defer rc.Close()
 	pos := r.Offset
 	for _, sp := range run.spots {
 		if _, err := io.CopyN(io.Discard, rc, sp.off-pos); err != nil {
-			return settle(sp.acts[0], localFile{}, err)
+			return settle(sp.acts[0], installed{}, err)
 		}
 		pos = sp.off + sp.size
 		part := io.LimitReader(rc, sp.size)
 		if len(sp.acts) > 1 && sp.size <= sharedBufferMax {
 			data, err := io.ReadAll(part)
 			if err != nil {
-				return settle(sp.acts[0], localFile{}, err)
+				return settle(sp.acts[0], installed{}, err)
 			}
 			for _, a := range sp.acts {
-				lf, err := s.local.install(a.path, bytes.NewReader(data), a.entry)
-				if err := settle(a, lf, err); err != nil {
+				in, err := s.local.install(a.path, bytes.NewReader(data), a.entry, a.want())
+				if err := settle(a, in, err); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		lf, err := s.local.install(sp.acts[0].path, part, sp.acts[0].entry)
+		in, err := s.local.install(sp.acts[0].path, part, sp.acts[0].entry, sp.acts[0].want())
 		if _, derr := io.Copy(io.Discard, part); derr != nil && err == nil {
 			err = derr
 		}
-		if err := settle(sp.acts[0], lf, err); err != nil {
+		if err := settle(sp.acts[0], in, err); err != nil {
 			return err
 		}
 		for _, a := range sp.acts[1:] {
-			lf, err := s.download(ctx, b, a.path, a.entry)
-			if err := settle(a, lf, err); err != nil {
+			in, err := s.download(ctx, b, a.path, a.entry, a.want())
+			if err := settle(a, in, err); err != nil {
 				return err
 			}
 		}

@@ -92,8 +92,15 @@ type pullAction struct {
 	path  string
 	entry index.Entry
 	local localFile
+	sum   string // local's content hash, when the plan knows it
 	shard int
+	// won is set when the remote edit wins over a local deletion: it is
+	// installed and reported as settled, not as a conflict.
+	won bool
 }
+
+// want is what installing a's download may replace: the file the plan saw.
+func (a pullAction) want() want { return want{local: a.local, sum: a.sum} }
 
 // pullPlan is what one round decided, per shard.
 type pullPlan struct {
@@ -304,6 +311,7 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 			return a, "marked dirty locally and changed remotely"
 		case synced && sum == rec.SHA256:
 			a.kind = pullDownload
+			a.sum = sum
 			return a, ""
 		case synced:
 			return a, "changed locally and remotely"
@@ -317,7 +325,11 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 		// a pending local change, not something to restore.
 		return a, ""
 	case synced:
-		return a, "deleted locally and changed remotely"
+		// A deletion never wins over an edit it did not see: the remote
+		// copy is installed, whatever KeepLazy says (the file was never
+		// asked to be lazy), and reported once as settled.
+		a.kind, a.won = pullDownload, true
+		return a, ""
 	case opts.KeepLazy && hasRec && !rec.Hydrated, opts.MetadataOnly && opts.lazy != nil && opts.lazy(p):
 		a.kind = pullLazy // even an up-to-date lazy record keeps its shard unreconciled
 		return a, ""
@@ -348,7 +360,7 @@ func (s *Syncer) decideRemoved(o *op, p string, rec fileRecord, d dirtySet) (pul
 	case d.marked(p):
 		reason = "deleted remotely and marked dirty locally"
 	default:
-		a.kind = pullRemove
+		a.kind, a.local, a.sum = pullRemove, lf, sum
 		return a, ""
 	}
 	// The local copy stays, and so does its record: it is the evidence that
@@ -384,6 +396,7 @@ type pullDone struct {
 func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone, error) {
 	var done []pullDone
 	var bad []error
+	late := map[int]bool{} // shards with a path edited after the plan
 	var mu = &o.mu
 	record := func(dn pullDone) {
 		mu.Lock()
@@ -403,9 +416,10 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	o.planned(bytes)
 	// settle records the outcome of one download: a corrupt or missing
 	// object is reported and the others go on.
-	settle := func(a pullAction, lf localFile, err error) error {
+	settle := func(a pullAction, in installed, err error) error {
 		var oe *index.ObjectError
 		var pe *PathError
+		var le *LocalEditError
 		switch {
 		case errors.As(err, &oe):
 			mu.Lock()
@@ -421,11 +435,27 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 			plan.dirty[a.shard] = true
 			mu.Unlock()
 			return nil
+		case errors.As(err, &le):
+			// Edited after the plan: left in place, its shard not
+			// reconciled, so the next pull judges it again.
+			o.conflict(a.path, le.Reason)
+			mu.Lock()
+			late[a.shard] = true
+			mu.Unlock()
+			return nil
 		case err != nil:
 			return fmt.Errorf("pull %s: %w", a.path, err)
 		}
+		lf := in.lf
 		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += lf.size })
-		o.change(Change{Path: a.path, Action: ActionDownload, Bytes: lf.size})
+		reason := ""
+		if a.won {
+			reason = reasonRemoteWins
+		}
+		o.change(Change{Path: a.path, Action: ActionDownload, Bytes: lf.size, Reason: reason})
+		if in.kept != "" {
+			o.conflictCopy(a.path, reasonEditKept, in.kept)
+		}
 		o.progress(a.path, lf.size, &moved, total)
 		record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: a.entry.Exec}})
 		return nil
@@ -457,8 +487,8 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 				continue
 			}
 			g.Go(func() error {
-				lf, err := s.download(gctx, o.backend(), a.path, a.entry)
-				return settle(a, lf, err)
+				in, err := s.download(gctx, o.backend(), a.path, a.entry, a.want())
+				return settle(a, in, err)
 			})
 		}
 	}
@@ -467,12 +497,22 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	}
 	err := g.Wait()
 	for _, a := range removes {
-		if rerr := s.local.remove(a.path); rerr != nil {
+		kept, rerr := s.local.removeAs(a.path, a.want())
+		var le *LocalEditError
+		switch {
+		case errors.As(rerr, &le):
+			o.conflict(a.path, le.Reason)
+			plan.dirty[a.shard] = true
+			continue
+		case rerr != nil:
 			o.conflict(a.path, "deleted remotely; cannot remove local copy: "+rerr.Error())
 			continue
 		}
 		o.add(func(st *Stats) { st.Files.Removed++ })
 		o.change(Change{Path: a.path, Action: ActionRemove})
+		if kept != "" {
+			o.conflictCopy(a.path, reasonRemovedEditKept, kept)
+		}
 		record(pullDone{a.path, nil})
 	}
 	for _, a := range removes {
@@ -481,18 +521,21 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	if err == nil && len(bad) > 0 {
 		err = errors.Join(bad...)
 	}
+	for i := range late {
+		plan.dirty[i] = true
+	}
 	return done, err
 }
 
 // download fetches the bytes of entry e (its object, or one ranged read of
-// its pack) into the cache at p.
-func (s *Syncer) download(ctx context.Context, b backend.Backend, p string, e index.Entry) (localFile, error) {
+// its pack) into the cache at p, replacing what w allows.
+func (s *Syncer) download(ctx context.Context, b backend.Backend, p string, e index.Entry, w want) (installed, error) {
 	rc, err := index.OpenRaw(ctx, b, p, e)
 	if err != nil {
-		return localFile{}, err
+		return installed{}, err
 	}
 	defer rc.Close()
-	return s.local.install(p, rc, e)
+	return s.local.install(p, rc, e, w)
 }
 
 func applyPull(t stx, done []pullDone) error {

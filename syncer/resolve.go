@@ -22,6 +22,9 @@ type ConflictRecord struct {
 	Seq    uint64    `json:"seq"`
 	Op     string    `json:"op"`
 	At     time.Time `json:"at"`
+	// Copy is the local copy a pull kept (Conflict.Copy): such a conflict
+	// stands until Resolve settles it, whatever later operations find.
+	Copy string `json:"copy,omitempty"`
 }
 
 // Resolution is how Resolve settles a conflict.
@@ -48,6 +51,10 @@ type ResolveOptions struct {
 	// All settles every remembered conflict.
 	All  bool       `json:"all,omitempty"`
 	Keep Resolution `json:"keep"`
+	// Force lets TakeRemote replace a local copy with unpushed edits and
+	// no remembered conflict (ErrUnpushedEdits otherwise). The replaced
+	// copy is kept as a backup either way.
+	Force bool `json:"force,omitempty"`
 }
 
 // Resolve settles conflicts. TakeRemote downloads the committed copy (or
@@ -97,18 +104,30 @@ func (s *Syncer) Resolve(ctx context.Context, opts ResolveOptions) (Stats, error
 	within := func(dir string) bool {
 		return opts.All || slices.ContainsFunc(roots, func(q string) bool { return under(dir, q) })
 	}
+	inConflict := map[string]ConflictRecord{}
+	for _, r := range recorded {
+		inConflict[r.Path] = r
+	}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return o.fail(err), err
 		}
-		if err := s.resolveOne(ctx, o, p, opts.Keep, within); err != nil {
+		cr, known := inConflict[p]
+		if err := s.resolveOne(ctx, o, p, opts, cr, known, within); err != nil {
 			return o.fail(err), fmt.Errorf("resolve %s: %w", p, err)
 		}
 	}
 	return o.finish(), nil
 }
 
-func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, keep Resolution, within func(dir string) bool) error {
+func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, opts ResolveOptions, cr ConflictRecord, known bool, within func(dir string) bool) error {
+	keep := opts.Keep
+	if keep == KeepLocal && cr.Copy != "" {
+		// The local copy a pull kept goes back in place first.
+		if err := s.restore(o, p, "resolve --keep-local"); err != nil {
+			return err
+		}
+	}
 	e, inRemote, err := s.lookup(ctx, o, p)
 	if err != nil {
 		return err
@@ -117,19 +136,37 @@ func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, keep Resolutio
 	if err != nil {
 		return err
 	}
+	var old fileRecord
+	var hasRec bool
+	_ = s.st.view(func(t stx) error { old, hasRec = t.file(p); return nil })
+	sum := ""
+	if keep == TakeRemote && lf.exists {
+		if sum, err = s.localSHA(p, lf, old, hasRec && old.Hydrated); err != nil {
+			return err
+		}
+		edited := !hasRec || sum != old.SHA256
+		if edited && !known && !opts.Force && (!inRemote || sum != e.SHA256) {
+			return fmt.Errorf("%w (%s)", ErrUnpushedEdits, p)
+		}
+	}
 	var rec *fileRecord
+	var backup string
 	reason := "kept the local copy; push it to win"
 	switch {
+	case keep == TakeRemote && inRemote && lf.exists && sum == e.SHA256:
+		rec = &fileRecord{Size: lf.size, SHA256: e.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now()}
+		reason = "took the remote copy (already in place)"
 	case keep == TakeRemote && inRemote:
-		got, err := s.download(ctx, o.backend(), p, e)
+		got, err := s.download(ctx, o.backend(), p, e, want{local: lf, backup: true})
 		if err != nil {
 			return err
 		}
-		rec = &fileRecord{Size: got.size, SHA256: e.SHA256, MtimeNs: got.mtimeNs, Hydrated: true, VerifiedNs: now()}
-		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += got.size })
+		backup = got.kept
+		rec = &fileRecord{Size: got.lf.size, SHA256: e.SHA256, MtimeNs: got.lf.mtimeNs, Hydrated: true, VerifiedNs: now()}
+		o.add(func(st *Stats) { st.Files.Downloaded++; st.Bytes.Down += got.lf.size })
 		reason = "took the remote copy"
 	case keep == TakeRemote:
-		if err := s.local.remove(p); err != nil {
+		if backup, err = s.local.removeAs(p, want{backup: true}); err != nil {
 			return err
 		}
 		s.local.pruneDirs(p, within)
@@ -143,6 +180,9 @@ func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, keep Resolutio
 		}
 		rec = &fileRecord{Size: size, SHA256: e.SHA256, Hydrated: true}
 	}
+	if backup != "" {
+		reason += "; the local copy is kept as a backup: " + backup
+	}
 	o.change(Change{Path: p, Action: ActionResolve, Reason: reason})
 	return s.st.update(func(t stx) error {
 		if rec != nil {
@@ -151,6 +191,18 @@ func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, keep Resolutio
 			}
 		} else if err := t.deleteFile(p); err != nil {
 			return err
+		}
+		at := time.Now().UTC()
+		if backup != "" {
+			if err := putBackup(t, Backup{Path: p, Copy: backup, Reason: "replaced by resolve --take-remote", Op: "resolve", At: at}); err != nil {
+				return err
+			}
+		}
+		if keep == TakeRemote && cr.Copy != "" {
+			// The copy the conflict kept stays, listed and restorable.
+			if err := putBackup(t, Backup{Path: p, Copy: cr.Copy, Reason: cr.Reason, Op: cr.Op, At: cr.At}); err != nil {
+				return err
+			}
 		}
 		if keep == KeepLocal {
 			if err := t.markDirty(p, s.cfg.DirtyCap); err != nil {
@@ -263,12 +315,29 @@ func (o *op) remember(failed bool) error {
 			}
 		}
 		for _, p := range drop {
+			var r ConflictRecord
+			if v := b.Get([]byte(p)); v != nil && json.Unmarshal(v, &r) == nil && r.Copy != "" {
+				continue // a kept copy waits for Resolve
+			}
 			if err := b.Delete([]byte(p)); err != nil {
 				return err
 			}
 		}
 		for _, c := range st.Conflicts {
-			v, _ := json.Marshal(ConflictRecord{Path: c.Path, Reason: c.Reason, Seq: st.Seq, Op: st.Op, At: at})
+			var old ConflictRecord
+			if v := b.Get([]byte(c.Path)); v != nil && json.Unmarshal(v, &old) == nil && old.Copy != "" {
+				if c.Copy == "" {
+					continue // the conflict with a kept copy stays as it was
+				}
+				if old.Copy != c.Copy {
+					// A newer copy takes the conflict; the older one stays
+					// listed, as a backup.
+					if err := putBackup(t, Backup{Path: old.Path, Copy: old.Copy, Reason: old.Reason, Op: old.Op, At: old.At}); err != nil {
+						return err
+					}
+				}
+			}
+			v, _ := json.Marshal(ConflictRecord{Path: c.Path, Reason: c.Reason, Seq: st.Seq, Op: st.Op, At: at, Copy: c.Copy})
 			if err := b.Put([]byte(c.Path), v); err != nil {
 				return err
 			}

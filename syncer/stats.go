@@ -116,6 +116,10 @@ type Phase struct {
 type Conflict struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+	// Copy names the local copy silt kept (under .silt/kept, relative to
+	// the cache directory) when an edit landed while a pull replaced the
+	// file; Resolve with KeepLocal, or Restore, puts it back.
+	Copy string `json:"copy,omitempty"`
 }
 
 // MaxSkipped bounds Stats.Skipped and Status.Skipped; Files.Skipped

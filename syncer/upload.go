@@ -132,14 +132,12 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 		case !inRemote:
 			pm.forget = append(pm.forget, r.path) // already gone
 		case e.SHA256 != r.rec.SHA256:
-			// The remote copy wins: the next pull brings it. The record
-			// stays, not hydrated, as the evidence of what this cache
-			// synced, so a file that appears meanwhile is never mistaken
-			// for a new one (and re-created after a peer deletes it).
-			rec := r.rec
-			rec.Hydrated = false
-			pm.touch = append(pm.touch, pullDone{r.path, &rec})
-			o.conflict(r.path, reasonRemovalMoved)
+			// The remote copy wins: the next pull installs it (a deletion
+			// never wins over an edit it did not see). The record stays as
+			// it was, the evidence of what this cache synced, so a file
+			// that appears meanwhile is never mistaken for a new one, and
+			// the next pull, KeepLazy or not, downloads the entry.
+			o.change(Change{Path: r.path, Action: ActionSkip, Reason: reasonRemovalMoved})
 		default:
 			pm.removals[r.path] = e.SHA256
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/siltsync/silt/syncer"
@@ -10,12 +11,14 @@ import (
 var resolveCmd = &command{
 	name:    "resolve",
 	args:    "PATH...",
-	summary: "settle conflicts: --keep-local pushes the local copy over the remote one, --take-remote replaces the local copy",
+	summary: "settle conflicts: --keep-local pushes the local copy over the remote one, --take-remote replaces the local copy (kept as a backup); --restore puts a backup back",
 	example: "silt status                                    # lists conflicts, their reason and seq\n" +
 		"silt resolve --keep-local data/acme/bert/config  # then pushes it\n" +
 		"silt resolve --take-remote data/acme             # every conflict under a directory\n" +
 		"silt resolve --all --take-remote -v\n" +
-		"silt resolve --keep-local --no-push data/a       # push later with silt push",
+		"silt resolve --keep-local --no-push data/a       # push later with silt push\n" +
+		"silt resolve --take-remote --force data/a/1/raw  # even with unpushed edits and no conflict\n" +
+		"silt resolve --restore data/a/1/raw              # the backup silt status lists, then silt push",
 	run: runResolve,
 }
 
@@ -23,13 +26,18 @@ func runResolve(ctx context.Context, c *cli, args []string) error {
 	fs := c.newFlags()
 	dir := dirFlag(fs)
 	local := fs.Bool("keep-local", false, "the local copy (or its deletion) wins; it is pushed unless --no-push")
-	remote := fs.Bool("take-remote", false, "the committed copy wins; local edits of the path are lost")
+	remote := fs.Bool("take-remote", false, "the committed copy wins; the local copy is kept as a backup (silt status lists it)")
+	restore := fs.Bool("restore", false, "put the newest kept copy of each PATH back in place (marked dirty; the next push sends it)")
+	force := fs.Bool("force", false, "with --take-remote: replace a path with unpushed edits and no conflict too")
 	all := fs.Bool("all", false, "settle every conflict silt status lists")
 	noPush := fs.Bool("no-push", false, "with --keep-local: only settle locally; the next silt push sends the files")
 	c.changeFlags(fs)
 	paths, err := c.parse(fs, args, 0, -1)
 	if err != nil {
 		return err
+	}
+	if *restore {
+		return runRestore(ctx, c, *dir, paths, *local || *remote || *all)
 	}
 	switch {
 	case *local == *remote:
@@ -61,7 +69,11 @@ func runResolve(ctx context.Context, c *cli, args []string) error {
 			return c.result(map[string]any{"op": "resolve", "resolved": 0}, func() { c.printf("no conflicts to resolve\n") })
 		}
 	}
-	st, err := bd.s.Resolve(ctx, syncer.ResolveOptions{Paths: paths, Keep: keep})
+	st, err := bd.s.Resolve(ctx, syncer.ResolveOptions{Paths: paths, Keep: keep, Force: *force})
+	if errors.Is(err, syncer.ErrUnpushedEdits) {
+		return &refusedError{msg: fmt.Sprintf("resolve in %s: %v", bd.dir, err),
+			hint: "push the edits first (silt push), or replace them with silt resolve --take-remote --force PATH (a backup is kept)"}
+	}
 	if err != nil {
 		return fmt.Errorf("resolve in %s: %w", bd.dir, err)
 	}
@@ -88,4 +100,40 @@ func runResolve(ctx context.Context, c *cli, args []string) error {
 		return conflicted(*pushed)
 	}
 	return nil
+}
+
+// runRestore is resolve --restore: each PATH's newest kept copy back in
+// place, marked dirty.
+func runRestore(ctx context.Context, c *cli, dir string, paths []string, other bool) error {
+	switch {
+	case other:
+		return usagef("--restore takes PATH... only (no --keep-local, --take-remote or --all)")
+	case len(paths) == 0:
+		return usagef("missing argument: --restore PATH...")
+	}
+	bd, err := c.openBound(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer bd.Close()
+	r, ok := bd.s.(interface {
+		Restore(ctx context.Context, path string) (syncer.Stats, error)
+	})
+	if !ok {
+		return &refusedError{msg: "resolve --restore: " + bd.dir + " is owned by a running silt serve",
+			hint: "stop the service and rerun, or copy the file silt status lists back by hand and push it"}
+	}
+	paths = c.cachePaths(bd.s.Root(), paths)
+	total := syncer.Stats{Op: "restore", Phases: []syncer.Phase{}}
+	for _, p := range paths {
+		st, err := r.Restore(ctx, p)
+		total = total.Add(st)
+		if err != nil {
+			c.partial(total)
+			return fmt.Errorf("restore %s in %s: %w", p, bd.dir, err)
+		}
+	}
+	return c.result(map[string]any{"op": "restore", "restore": total}, func() {
+		c.printf("restored %d path%s from their kept copies\nNext: silt push\n", len(paths), plural(int64(len(paths))))
+	})
 }

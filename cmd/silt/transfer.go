@@ -314,6 +314,15 @@ var statusCmd = &command{
 				c.printf("conflicts: %d (settle with silt resolve --keep-local|--take-remote PATH)\n", len(st.Conflicts))
 				for _, cf := range st.Conflicts {
 					c.printf("  %s: %s (%s at seq %d)\n", cf.Path, cf.Reason, cf.Op, cf.Seq)
+					if cf.Copy != "" {
+						c.printf("    your copy: %s\n", filepath.Join(bd.dir, filepath.FromSlash(cf.Copy)))
+					}
+				}
+			}
+			if len(st.Backups) > 0 {
+				c.printf("backups: %d local copies silt replaced and kept (put one back with silt resolve --restore PATH)\n", len(st.Backups))
+				for _, b := range st.Backups {
+					c.printf("  %s: %s (%s)\n", b.Path, filepath.Join(bd.dir, filepath.FromSlash(b.Copy)), b.Reason)
 				}
 			}
 			if st.Lazy > 0 {
