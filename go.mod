@@ -21,7 +21,13 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
-require go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
+require (
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.10
+	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
+)
+
+require github.com/inconshreveable/mousetrap v1.1.0 // indirect
 
 require (
 	cel.dev/expr v0.25.3 // indirect

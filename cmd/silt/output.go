@@ -37,6 +37,8 @@ type cli struct {
 
 	signal *signalCause // the signal that cut the run short, if any
 
+	ran bool // the command's run began: an error after it is the command's, not a usage error
+
 	logLevel, logFormat string       // --log-level, --log-format
 	logger              *slog.Logger // nil: no log
 

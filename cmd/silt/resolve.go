@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	flag "github.com/spf13/pflag"
+
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -16,40 +18,43 @@ var resolveCmd = &command{
 		"silt resolve --take-remote data/acme             # every conflict under a directory\n" +
 		"silt resolve --all --take-remote -v\n" +
 		"silt resolve --keep-local --no-push data/a       # push later with silt push",
-	run: runResolve,
+	maxArgs: -1,
+	setup:   setupResolve,
 }
 
-func runResolve(ctx context.Context, c *cli, args []string) error {
-	fs := c.newFlags()
+func setupResolve(c *cli, fs *flag.FlagSet) runFunc {
 	dir := dirFlag(fs)
 	local := fs.Bool("keep-local", false, "the local copy (or its deletion) wins; it is pushed unless --no-push")
 	remote := fs.Bool("take-remote", false, "the committed copy wins; local edits of the path are lost")
 	all := fs.Bool("all", false, "settle every conflict silt status lists")
 	noPush := fs.Bool("no-push", false, "with --keep-local: only settle locally; the next silt push sends the files")
 	c.changeFlags(fs)
-	paths, err := c.parse(fs, args, 0, -1)
-	if err != nil {
-		return err
+	return func(ctx context.Context, paths []string) error {
+		return runResolve(ctx, c, *dir, *local, *remote, *all, *noPush, paths)
 	}
+}
+
+func runResolve(ctx context.Context, c *cli, dir string, localWins, remoteWins, all, noPush bool, paths []string) error {
+	local, remote := &localWins, &remoteWins
 	switch {
 	case *local == *remote:
 		return usagef("choose one of --keep-local and --take-remote")
-	case len(paths) == 0 && !*all:
+	case len(paths) == 0 && !all:
 		return usagef("missing argument: want PATH... or --all")
-	case len(paths) > 0 && *all:
+	case len(paths) > 0 && all:
 		return usagef("--all settles every conflict; give it no PATH")
 	}
 	keep := syncer.TakeRemote
 	if *local {
 		keep = syncer.KeepLocal
 	}
-	bd, err := c.openBound(ctx, *dir)
+	bd, err := c.openBound(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer bd.Close()
 	paths = c.cachePaths(bd.s.Root(), paths)
-	if *all {
+	if all {
 		st, err := bd.s.Status(ctx, false)
 		if err != nil {
 			return fmt.Errorf("resolve in %s: %w", bd.dir, err)
@@ -67,7 +72,7 @@ func runResolve(ctx context.Context, c *cli, args []string) error {
 	}
 	out := map[string]any{"op": "resolve", "resolve": st}
 	var pushed *syncer.Stats
-	if keep == syncer.KeepLocal && !*noPush {
+	if keep == syncer.KeepLocal && !noPush {
 		p, err := push(ctx, bd, paths, syncer.PushOptions{})
 		if err != nil {
 			return err

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +21,7 @@ type stringsFlag []string
 
 func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
 func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+func (s *stringsFlag) Type() string       { return "stringArray" }
 
 // conflicted turns an operation that kept conflicting copies into exit
 // code 3, after its statistics are printed.
@@ -36,15 +37,15 @@ func conflicted(st syncer.Stats) error {
 
 // maxDeleteFlag declares --max-delete.
 func maxDeleteFlag(fs *flag.FlagSet) *int {
-	return fs.Int("max-delete", 100, "refuse a push that would delete more than this many remote files (-1: no limit)")
+	return fs.Int("max-delete", 100, "refuse a push that would delete more than `N` remote files (0 or -1: no limit, as maxDelete 0 in the library and the serve API)")
 }
 
+// maxDelete maps --max-delete to PushOptions.MaxDelete, whose 0 is "no
+// limit": 0 has that one meaning in the CLI, the library and the serve
+// API, and -1 (rclone's spelling) means the same.
 func maxDelete(n int) (int, error) {
-	switch {
-	case n < 0:
-		return 0, nil // the syncer's "no limit"
-	case n == 0:
-		return 0, usagef("--max-delete 0 cannot be expressed: use 1 or more, or -1 for no limit")
+	if n < 0 {
+		return 0, nil
 	}
 	return n, nil
 }
@@ -58,45 +59,43 @@ var pullCmd = &command{
 		"silt pull --json --json-changes 100\n" +
 		"SILT_TRACE=stderr silt pull                # spans on stderr\n" +
 		"silt pull --gcs-credentials key.json       # a credentials file, for a gs:// binding",
-	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
+	setup: func(c *cli, fs *flag.FlagSet) runFunc {
 		dir := dirFlag(fs)
 		var scope stringsFlag
-		fs.Var(&scope, "scope", "pull only this file or directory (repeatable)")
+		fs.Var(&scope, "scope", "pull only this file or directory (`PATH`), relative to the working directory inside the cache (repeatable)")
 		meta := fs.Bool("metadata-only", false, "record large payloads (data/**/raw, as --lazy 'data/**/raw') without downloading them; fetch with silt hydrate")
 		var lazy stringsFlag
-		fs.Var(&lazy, "lazy", "record files matching this glob (** spans directories) without downloading them (repeatable); fetch with silt hydrate")
+		fs.Var(&lazy, "lazy", "record files matching this `GLOB` (** spans directories) without downloading them (repeatable); fetch with silt hydrate")
 		c.changeFlags(fs)
-		if _, err := c.parse(fs, args, 0, 0); err != nil {
-			return err
-		}
-		if *meta {
-			lazy = append(lazy, "data/**/raw")
-		}
-		if len(lazy) > 0 {
-			fn, err := syncer.LazyGlobs(lazy...)
-			if err != nil {
-				return usagef("--lazy: %v", err)
+		return func(ctx context.Context, args []string) error {
+			if *meta {
+				lazy = append(lazy, "data/**/raw")
 			}
-			c.lazy = fn
+			if len(lazy) > 0 {
+				fn, err := syncer.LazyGlobs(lazy...)
+				if err != nil {
+					return usagef("--lazy: %v", err)
+				}
+				c.lazy = fn
+			}
+			bd, err := c.openBound(ctx, *dir)
+			if err != nil {
+				return err
+			}
+			defer bd.Close()
+			st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0})
+			if err != nil {
+				c.partial(st)
+				return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
+			}
+			if len(lazy) == 0 {
+				st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
+			}
+			if err := c.result(st, func() { c.printStats(st) }); err != nil {
+				return err
+			}
+			return conflicted(st)
 		}
-		bd, err := c.openBound(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		defer bd.Close()
-		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0})
-		if err != nil {
-			c.partial(st)
-			return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
-		}
-		if len(lazy) == 0 {
-			st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
-		}
-		if err := c.result(st, func() { c.printStats(st) }); err != nil {
-			return err
-		}
-		return conflicted(st)
 	},
 }
 
@@ -130,65 +129,63 @@ var pushCmd = &command{
 		"silt push --json --json-changes 50\n" +
 		"silt push --trace spans.jsonl              # OpenTelemetry spans of the push and its phases, as JSON lines\n" +
 		"silt push --profile work                   # the AWS shared profile work, for an s3:// binding",
-	run: func(ctx context.Context, c *cli, args []string) (err error) {
-		fs := c.newFlags()
+	setup: func(c *cli, fs *flag.FlagSet) runFunc {
 		dir := dirFlag(fs)
 		var paths stringsFlag
-		fs.Var(&paths, "path", "push only this file or directory (repeatable)")
+		fs.Var(&paths, "path", "push only this file or directory (`PATH`), relative to the working directory inside the cache (repeatable)")
 		fs.BoolVar(&c.dryRun, "dry-run", false, "list every change the push would make (past --max-delete too), changing nothing")
 		dry := &c.dryRun
 		maxDel := maxDeleteFlag(fs)
-		lockKey := fs.String("lock", "", "hold the distributed lock KEY (as silt lock acquire takes it) while pushing, and commit with its fencing token")
+		lockKey := fs.String("lock", "", "hold the distributed lock `KEY` (as silt lock acquire takes it) while pushing, and commit with its fencing token")
 		lockWait := fs.Duration("lock-wait", 0, "with --lock: how long to wait for another holder (0: try once)")
 		c.changeFlags(fs)
-		if _, err := c.parse(fs, args, 0, 0); err != nil {
-			return err
-		}
-		md, err := maxDelete(*maxDel)
-		if err != nil {
-			return err
-		}
-		if *lockKey != "" {
-			if err := backend.ValidateKey(*lockKey); err != nil {
-				return usagef("--lock: %v", err)
-			}
-		}
-		bd, err := c.openBound(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		defer bd.Close()
-		opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry}
-		if *lockKey != "" && !*dry {
-			lease, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
+		return func(ctx context.Context, args []string) (err error) {
+			md, err := maxDelete(*maxDel)
 			if err != nil {
 				return err
 			}
-			defer func() {
-				if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
-					err = fmt.Errorf("push --lock %s: release: %w", *lockKey, rerr)
+			if *lockKey != "" {
+				if err := backend.ValidateKey(*lockKey); err != nil {
+					return usagef("--lock: %v", err)
 				}
-			}()
-			opts.Fence = &syncer.Fence{Key: lockPrefix + *lockKey, Token: lease.Token()}
-			ctx = lease.Context() // a lost lease stops the push
-		}
-		st, err := push(ctx, bd, c.cachePaths(bd.s.Root(), paths), opts)
-		if err != nil {
-			c.partial(st)
-			return err
-		}
-		if err := c.result(st, func() {
-			c.printStats(st)
-			if *dry {
-				c.printf("dry run: nothing was changed\n")
 			}
-			if stray := strayEntries(bd.dir, bd.cfg.Namespace); len(stray) > 0 {
-				c.printf("note: namespace %s syncs only %s; ignored: %s\n", bd.cfg.Namespace, bd.s.Root(), strings.Join(stray, ", "))
+			bd, err := c.openBound(ctx, *dir)
+			if err != nil {
+				return err
 			}
-		}); err != nil {
-			return err
+			defer bd.Close()
+			opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry}
+			if *lockKey != "" && !*dry {
+				lease, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
+				if err != nil {
+					return err
+				}
+				defer func() {
+					if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+						err = fmt.Errorf("push --lock %s: release: %w", *lockKey, rerr)
+					}
+				}()
+				opts.Fence = &syncer.Fence{Key: lockPrefix + *lockKey, Token: lease.Token()}
+				ctx = lease.Context() // a lost lease stops the push
+			}
+			st, err := push(ctx, bd, c.cachePaths(bd.s.Root(), paths), opts)
+			if err != nil {
+				c.partial(st)
+				return err
+			}
+			if err := c.result(st, func() {
+				c.printStats(st)
+				if *dry {
+					c.printf("dry run: nothing was changed\n")
+				}
+				if stray := strayEntries(bd.dir, bd.cfg.Namespace); len(stray) > 0 {
+					c.printf("note: namespace %s syncs only %s; ignored: %s\n", bd.cfg.Namespace, bd.s.Root(), strings.Join(stray, ", "))
+				}
+			}); err != nil {
+				return err
+			}
+			return conflicted(st)
 		}
-		return conflicted(st)
 	},
 }
 
@@ -212,40 +209,38 @@ var syncCmd = &command{
 	args:    "",
 	summary: "pull, then push the whole cache; files a --lazy pull left out stay lazy",
 	example: "silt sync --dir ./cache\nsilt sync -v --max-delete 500\nsilt sync --json --json-changes 0   # counts only",
-	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
+	setup: func(c *cli, fs *flag.FlagSet) runFunc {
 		dir := dirFlag(fs)
 		maxDel := maxDeleteFlag(fs)
 		c.changeFlags(fs)
-		if _, err := c.parse(fs, args, 0, 0); err != nil {
-			return err
+		return func(ctx context.Context, args []string) error {
+			md, err := maxDelete(*maxDel)
+			if err != nil {
+				return err
+			}
+			bd, err := c.openBound(ctx, *dir)
+			if err != nil {
+				return err
+			}
+			defer bd.Close()
+			pulled, err := bd.s.Pull(ctx, syncer.PullOptions{KeepLazy: true})
+			if err != nil {
+				c.partial(map[string]any{"op": "sync", "pull": pulled})
+				return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
+			}
+			pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md})
+			if err != nil {
+				c.partial(map[string]any{"op": "sync", "pull": pulled, "push": pushed})
+				return err
+			}
+			total := pulled.Add(pushed)
+			out := map[string]any{"op": "sync", "seq": total.Seq, "pull": pulled, "push": pushed,
+				"changes": total.Changes, "changes_omitted": total.ChangesOmitted, "files": total.Files, "bytes": total.Bytes, "requests": total.Requests, "local": total.Local, "ms": total.Ms}
+			if err := c.result(out, func() { c.printStats(pulled); c.printStats(pushed) }); err != nil {
+				return err
+			}
+			return conflicted(total)
 		}
-		md, err := maxDelete(*maxDel)
-		if err != nil {
-			return err
-		}
-		bd, err := c.openBound(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		defer bd.Close()
-		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{KeepLazy: true})
-		if err != nil {
-			c.partial(map[string]any{"op": "sync", "pull": pulled})
-			return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
-		}
-		pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md})
-		if err != nil {
-			c.partial(map[string]any{"op": "sync", "pull": pulled, "push": pushed})
-			return err
-		}
-		total := pulled.Add(pushed)
-		out := map[string]any{"op": "sync", "seq": total.Seq, "pull": pulled, "push": pushed,
-			"changes": total.Changes, "changes_omitted": total.ChangesOmitted, "files": total.Files, "bytes": total.Bytes, "requests": total.Requests, "local": total.Local, "ms": total.Ms}
-		if err := c.result(out, func() { c.printStats(pulled); c.printStats(pushed) }); err != nil {
-			return err
-		}
-		return conflicted(total)
 	},
 }
 
@@ -254,76 +249,74 @@ var statusCmd = &command{
 	args:    "",
 	summary: "show marked paths, what a push would send, and whether the remote moved since the last pull",
 	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline\nsilt status            # inside a cache: also lists conflicts (reason, seq) and lazy files\nsilt status -v         # also the store: endpoint, region, credential source (never a secret), namespace",
-	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
+	setup: func(c *cli, fs *flag.FlagSet) runFunc {
 		dir := dirFlag(fs)
 		offline := fs.Bool("offline", false, "send no request: skip the remote check and the planned push")
-		if _, err := c.parse(fs, args, 0, 0); err != nil {
-			return err
-		}
-		bd, err := c.openBound(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		defer bd.Close()
-		st, err := bd.s.Status(ctx, !*offline)
-		if err != nil {
-			return fmt.Errorf("status of %s: %w", bd.dir, err)
-		}
-		out := map[string]any{"op": "status", "dir": bd.dir, "url": redactURL(bd.cfg.URL), "status": st}
-		var store *storeInfo
-		if c.verbose {
-			store = describeStore(bd)
-			out["store"] = store
-		}
-		var plan *syncer.Stats
-		if !*offline {
-			// What `silt push` would do: a dry run over the whole cache,
-			// against the remote index.
-			p, err := bd.s.Push(ctx, syncer.PushOptions{DryRun: true, All: true})
+		return func(ctx context.Context, args []string) error {
+			bd, err := c.openBound(ctx, *dir)
 			if err != nil {
-				return fmt.Errorf("status of %s (planning a push): %w", bd.dir, err)
+				return err
 			}
-			plan = &p
-			out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts}
+			defer bd.Close()
+			st, err := bd.s.Status(ctx, !*offline)
+			if err != nil {
+				return fmt.Errorf("status of %s: %w", bd.dir, err)
+			}
+			out := map[string]any{"op": "status", "dir": bd.dir, "url": redactURL(bd.cfg.URL), "status": st}
+			var store *storeInfo
+			if c.verbose {
+				store = describeStore(bd)
+				out["store"] = store
+			}
+			var plan *syncer.Stats
+			if !*offline {
+				// What `silt push` would do: a dry run over the whole cache,
+				// against the remote index.
+				p, err := bd.s.Push(ctx, syncer.PushOptions{DryRun: true, All: true})
+				if err != nil {
+					return fmt.Errorf("status of %s (planning a push): %w", bd.dir, err)
+				}
+				plan = &p
+				out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts}
+			}
+			return c.result(out, func() {
+				c.printf("cache %s <-> %s\n", bd.dir, redactURL(bd.cfg.URL))
+				if store != nil {
+					store.print(c)
+				}
+				if plan != nil {
+					c.printf("unpushed: %d to upload, %d to delete, %d conflicts\n", plan.Files.Uploaded, plan.Files.Deleted, plan.Files.Conflicts)
+					for _, cf := range plan.Conflicts {
+						c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
+					}
+				}
+				if len(st.Conflicts) > 0 {
+					c.printf("conflicts: %d (settle with silt resolve --keep-local|--take-remote PATH)\n", len(st.Conflicts))
+					for _, cf := range st.Conflicts {
+						c.printf("  %s: %s (%s at seq %d)\n", cf.Path, cf.Reason, cf.Op, cf.Seq)
+					}
+				}
+				if st.Lazy > 0 {
+					c.printf("lazy: %d files recorded without their bytes (fetch with silt hydrate PATH)\n", st.Lazy)
+				}
+				c.printf("marked dirty: %d paths", len(st.Dirty))
+				if st.Overflow {
+					c.printf(" (overflowed: the next push walks everything)")
+				}
+				c.printf("\n")
+				for _, p := range st.Dirty {
+					c.printf("  %s\n", p)
+				}
+				switch {
+				case *offline:
+					c.printf("remote: not checked (--offline); last seen seq %d\n", st.SeenSeq)
+				case st.RemoteMoved:
+					c.printf("remote: moved from seq %d to %d; run silt pull\n", st.SeenSeq, st.RemoteSeq)
+				default:
+					c.printf("remote: up to date at seq %d\n", st.RemoteSeq)
+				}
+			})
 		}
-		return c.result(out, func() {
-			c.printf("cache %s <-> %s\n", bd.dir, redactURL(bd.cfg.URL))
-			if store != nil {
-				store.print(c)
-			}
-			if plan != nil {
-				c.printf("unpushed: %d to upload, %d to delete, %d conflicts\n", plan.Files.Uploaded, plan.Files.Deleted, plan.Files.Conflicts)
-				for _, cf := range plan.Conflicts {
-					c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
-				}
-			}
-			if len(st.Conflicts) > 0 {
-				c.printf("conflicts: %d (settle with silt resolve --keep-local|--take-remote PATH)\n", len(st.Conflicts))
-				for _, cf := range st.Conflicts {
-					c.printf("  %s: %s (%s at seq %d)\n", cf.Path, cf.Reason, cf.Op, cf.Seq)
-				}
-			}
-			if st.Lazy > 0 {
-				c.printf("lazy: %d files recorded without their bytes (fetch with silt hydrate PATH)\n", st.Lazy)
-			}
-			c.printf("marked dirty: %d paths", len(st.Dirty))
-			if st.Overflow {
-				c.printf(" (overflowed: the next push walks everything)")
-			}
-			c.printf("\n")
-			for _, p := range st.Dirty {
-				c.printf("  %s\n", p)
-			}
-			switch {
-			case *offline:
-				c.printf("remote: not checked (--offline); last seen seq %d\n", st.SeenSeq)
-			case st.RemoteMoved:
-				c.printf("remote: moved from seq %d to %d; run silt pull\n", st.SeenSeq, st.RemoteSeq)
-			default:
-				c.printf("remote: up to date at seq %d\n", st.RemoteSeq)
-			}
-		})
 	},
 }
 
@@ -332,33 +325,31 @@ var hydrateCmd = &command{
 	args:    "PATH...",
 	summary: "download files a --metadata-only pull left out: one file, or every one under a directory",
 	example: "silt hydrate --dir ./cache data/acme/bert/state/3/raw\nsilt hydrate data/acme/bert        # a whole subtree",
-	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
+	minArgs: 1, maxArgs: -1,
+	setup: func(c *cli, fs *flag.FlagSet) runFunc {
 		dir := dirFlag(fs)
 		c.changeFlags(fs)
-		paths, err := c.parse(fs, args, 1, -1)
-		if err != nil {
-			return err
-		}
-		bd, err := c.openBound(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		defer bd.Close()
-		total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
-		for _, p := range c.cachePaths(bd.s.Root(), paths) {
-			ok, st, err := hydrate(ctx, bd, p)
-			total = total.Add(st)
+		return func(ctx context.Context, paths []string) error {
+			bd, err := c.openBound(ctx, *dir)
 			if err != nil {
-				c.partial(total)
-				return fmt.Errorf("hydrate %s in %s: %w", p, bd.dir, err)
+				return err
 			}
-			if !ok {
-				return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, redactURL(bd.cfg.URL)),
-					"list what the index holds with: silt ls "+redactURL(bd.cfg.URL))
+			defer bd.Close()
+			total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
+			for _, p := range c.cachePaths(bd.s.Root(), paths) {
+				ok, st, err := hydrate(ctx, bd, p)
+				total = total.Add(st)
+				if err != nil {
+					c.partial(total)
+					return fmt.Errorf("hydrate %s in %s: %w", p, bd.dir, err)
+				}
+				if !ok {
+					return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, redactURL(bd.cfg.URL)),
+						"list what the index holds with: silt ls "+redactURL(bd.cfg.URL))
+				}
 			}
+			return c.result(total, func() { c.printStats(total) })
 		}
-		return c.result(total, func() { c.printStats(total) })
 	},
 }
 
