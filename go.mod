@@ -25,6 +25,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
+	golang.org/x/term v0.47.0
 )
 
 require (

@@ -8,9 +8,8 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -81,24 +80,22 @@ type fileState struct {
 
 // errNotRegular marks a directory, device or pipe where an object was
 // expected; callers treat it as a missing object.
-var errNotRegular = unix.EISDIR
+var errNotRegular = syscall.EISDIR
 
 // state hashes f from its start and leaves it positioned at its start, so
 // the caller can hand out the same descriptor and the version describes
 // exactly the bytes read from it. Files are only ever replaced by rename,
 // never rewritten in place, so an open descriptor is a stable snapshot.
 func (b *Backend) state(ctx context.Context, f *os.File) (fileState, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	id, sp, regular, cacheable, err := statFile(f)
+	if err != nil {
 		return fileState{}, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if !regular {
 		return fileState{}, errNotRegular
 	}
-	id := fileID{uint64(st.Dev), st.Ino}
-	sp := stamp{st.Size, unix.TimespecToNsec(st.Mtim), unix.TimespecToNsec(st.Ctim)}
-	s := fileState{size: st.Size, modTime: time.Unix(0, sp.mtime)}
-	if v, ok := b.hashes.get(id, sp); ok {
+	s := fileState{size: sp.size, modTime: time.Unix(0, sp.mtime)}
+	if v, ok := b.hashes.get(id, sp); ok && cacheable {
 		s.version = v
 		return s, nil
 	}
@@ -111,7 +108,7 @@ func (b *Backend) state(ctx context.Context, f *os.File) (fileState, error) {
 		return fileState{}, err
 	}
 	s.version = versionOf(h)
-	if n == st.Size {
+	if n == sp.size && cacheable {
 		b.hashes.put(id, sp, s.version)
 	}
 	s.size = n // the bytes hashed are the bytes the reader will yield

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	flag "github.com/spf13/pflag"
+	iofs "io/fs"
 	"net/url"
 	"path"
 
@@ -44,6 +47,10 @@ func (c *cli) openBucket(ctx context.Context, ns, dir *string, pos []string, min
 		u = noCreate(u)
 	}
 	b, root, err := openRoot(ctx, u, *ns)
+	if readOnly && u != pos[0] && errors.Is(err, iofs.ErrNotExist) {
+		return nil, withHint(fmt.Errorf("no bucket at %s: the directory does not exist, and reading a bucket creates none", redactURL(pos[0])),
+			"check the URL for a typo; silt init creates a file:// bucket")
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -127,10 +128,13 @@ var exportCmd = &command{
 				}
 				dest = (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 			}
+			drop := dropFSState(dest)               // before the store makes it
 			dst, err := openStore(ctx, dest, false) // the store flags are for the source
 			if err != nil {
+				drop()
 				return err
 			}
+			defer drop() // after dst.Close: the tree holds the snapshot's files only
 			defer dst.Close()
 			rep, err := snap.Export(ctx, dst, strings.TrimSuffix(*prefix, "/"))
 			if err != nil {
@@ -141,4 +145,20 @@ var exportCmd = &command{
 			})
 		}
 	},
+}
+
+// dropFSState returns a function that removes the file:// store's own
+// directory (.silt-fs: write temp files and lock files) from the
+// directory dest names, unless it was there before: an exported tree is
+// for people and tools to browse, and holds the snapshot's files only.
+func dropFSState(dest string) func() {
+	u, err := url.Parse(dest)
+	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") {
+		return func() {}
+	}
+	state := filepath.Join(filepath.FromSlash(u.Path), ".silt-fs")
+	if _, err := os.Lstat(state); err == nil {
+		return func() {}
+	}
+	return func() { os.RemoveAll(state) }
 }

@@ -364,7 +364,13 @@ func hydrate(ctx context.Context, bd *bound, p string) (bool, syncer.Stats, erro
 	}
 	st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: []string{p}})
 	f := st.Files
-	return err != nil || f.Downloaded+f.Unchanged+f.Conflicts > 0, st, err
+	if err == nil && f.Downloaded+f.Unchanged+f.Conflicts == 0 {
+		// A scope a pull already synced reads nothing and counts nothing:
+		// a directory it left in the cache is hydrated already.
+		fi, serr := os.Stat(filepath.Join(bd.s.Root(), filepath.FromSlash(p)))
+		return serr == nil && fi.IsDir(), st, nil
+	}
+	return true, st, err
 }
 
 // acquireForPush takes the lock a push commits under: the same object as
