@@ -28,6 +28,7 @@ type cli struct {
 	verbose     bool // -v: one line per file on stderr
 	dryRun      bool // --dry-run: every planned change is listed
 	jsonChanges int  // --json-changes
+	listChanges bool // the command lists changes itself: no line per change on stderr
 
 	cwd string // the working directory, when the cache was found above it
 

@@ -253,6 +253,10 @@ var statusCmd = &command{
 		dir := dirFlag(fs)
 		offline := fs.Bool("offline", false, "send no request: skip the remote check and the planned push")
 		return func(ctx context.Context, args []string) error {
+			c.listChanges = true // status lists the planned changes itself, on stdout
+			if c.verbose {
+				c.jsonChanges = 1 << 30 // -v lists every change
+			}
 			bd, err := c.openBound(ctx, *dir)
 			if err != nil {
 				return err
@@ -278,6 +282,7 @@ var statusCmd = &command{
 				}
 				plan = &p
 				out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts}
+				out["changes"], out["changes_omitted"] = p.Changes, p.ChangesOmitted
 			}
 			return c.result(out, func() {
 				c.printf("cache %s <-> %s\n", bd.dir, redactURL(bd.cfg.URL))
@@ -286,6 +291,7 @@ var statusCmd = &command{
 				}
 				if plan != nil {
 					c.printf("unpushed: %d to upload, %d to delete, %d conflicts\n", plan.Files.Uploaded, plan.Files.Deleted, plan.Files.Conflicts)
+					c.printChanges(plan.Changes, plan.ChangesOmitted)
 					for _, cf := range plan.Conflicts {
 						c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
 					}
@@ -392,4 +398,28 @@ func acquireForPush(ctx context.Context, bd *bound, key string, wait time.Durati
 		return nil, fmt.Errorf("push --lock %s: %w", key, err)
 	}
 	return lease, nil
+}
+
+// statusShown bounds the changes status lists without -v.
+const statusShown = 10
+
+// printChanges lists the files a push would change (not the unchanged
+// ones, nor conflicts, listed apart): at most statusShown without -v.
+func (c *cli) printChanges(changes []syncer.Change, omitted int) {
+	shown := 0
+	for _, ch := range changes {
+		if ch.Action == syncer.ActionConflict {
+			continue
+		}
+		if !c.verbose && shown == statusShown {
+			omitted++
+			continue
+		}
+		shown++
+		ch.DryRun = false
+		c.printf("  %s\n", changeLine(ch))
+	}
+	if omitted > 0 {
+		c.printf("  ... and %d more (silt status -v lists them all; --json too, up to --json-changes)\n", omitted)
+	}
 }
