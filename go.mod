@@ -21,7 +21,19 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
-require go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
+require (
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.10
+	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
+	golang.org/x/term v0.47.0
+)
+
+require (
+	github.com/cpuguy83/go-md2man/v2 v2.0.6 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.3 // indirect

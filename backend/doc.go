@@ -80,6 +80,7 @@
 //		})
 //	}
 //
-// Wrappers for request counting, latency, fault injection and retry live
-// in github.com/siltsync/silt/backend/wrap.
+// Wrappers for request counting, latency, fault injection and request
+// logging live in github.com/siltsync/silt/backend/wrap; retry is [Retry],
+// in this package, part of the production stack above.
 package backend

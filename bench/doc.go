@@ -1,6 +1,7 @@
 // Package bench measures what silt's sync operations cost: requests per verb
 // and wall time, for a small set of named scenarios modelled on the
-// reference benchmark (docs/host-contract.md, sections 5.4 and 5.8).
+// reference benchmark of the host silt was built for (its contract's
+// sections 5.4 and 5.8; that document is not part of this repository).
 //
 // # Scenarios
 //

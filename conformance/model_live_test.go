@@ -34,7 +34,7 @@ func (b dropsCondWrites) Put(ctx context.Context, key string, body io.ReadSeeker
 }
 
 func TestRunLiveModel_DroppedWrites_Fails(t *testing.T) {
-	failed := RunLiveModel(t.Context(), func() (backend.Backend, error) { return dropsCondWrites{mem.New()}, nil }, ModelBudget{Checks: 5, Steps: 10}, func(string, bool, bool, string) {})
+	failed := RunLiveModel(t.Context(), func() (backend.Backend, error) { return dropsCondWrites{mem.New()}, nil }, ModelBudget{Checks: 25, Steps: 20}, func(string, bool, bool, string) {}) // -short runs a fifth of the checks: still 5
 	if failed == 0 {
 		t.Error("the model passed on a backend that drops conditional writes")
 	}

@@ -1,4 +1,4 @@
-// Package index is silt's remote format (format 2, specified in FORMAT.md):
+// Package index is silt's remote format (format 3, specified in FORMAT.md):
 // the manifest, the immutable shards and their entries, content-addressed
 // data object names, manifest history, the scope cover, a snapshot reader,
 // consistency checks and garbage collection. It knows nothing of local

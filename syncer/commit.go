@@ -149,7 +149,7 @@ const (
 // manifest. An upsert applies only while the entry is still at its base
 // (or already holds the new content); a removal only while the entry is at
 // its base; a file where a directory is committed (or the reverse) is a
-// conflict. Shards past ShardMaxEntries split at their median key; an
+// conflict. Shards past ShardMaxEntries split into parts of half the bound; an
 // emptied shard is dropped and its neighbour's range widens.
 func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch changeSet, fence *Fence) (commitResult, *index.Manifest, error) {
 	res := commitResult{written: map[string]bool{}, skipped: map[string]bool{}, conflicts: map[string]string{}, rebased: map[string]string{}}

@@ -7,7 +7,7 @@ import (
 	iofs "io/fs"
 	"os"
 
-	"golang.org/x/sys/unix"
+	"syscall"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -31,26 +31,26 @@ func classify(op, key string, err error) error {
 	switch {
 	// Only a write into the tree meets these: a directory cannot hold both
 	// a file "a" and a file "a/b", which an object store allows.
-	case placing(err) && errors.Is(err, unix.ENOTDIR):
+	case placing(err) && errors.Is(err, syscall.ENOTDIR):
 		return permanent("file/directory conflict: a parent of the key is an object (a file), so the key cannot be stored below it")
 	// rename(2) onto a non-empty directory says EEXIST or ENOTEMPTY; an
 	// existing file would have been replaced, so it is a directory.
-	case placing(err) && (errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)):
+	case placing(err) && (errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY)):
 		return permanent("file/directory conflict: the key is a directory holding other objects, so it cannot be stored as a file")
 	// A missing component, or a component that is a file, both mean the
 	// key names no object.
-	case errors.Is(err, iofs.ErrNotExist), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.EISDIR):
+	case errors.Is(err, iofs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR):
 		return &backend.Error{Op: op, Key: key, Err: fmt.Errorf("%w: %w", backend.ErrNotExist, err)}
-	case errors.Is(err, unix.ENOSPC), errors.Is(err, unix.EDQUOT):
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return permanent("disk full (or quota exceeded)")
-	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
 		return permanent("permission denied")
-	case errors.Is(err, unix.EROFS):
+	case errors.Is(err, syscall.EROFS):
 		return permanent("read-only file system")
-	case errors.Is(err, unix.ENAMETOOLONG):
+	case errors.Is(err, syscall.ENAMETOOLONG):
 		return permanent("a path segment is longer than the file system allows")
 	// Interrupted or momentarily unavailable: the same call may succeed.
-	case errors.Is(err, unix.EINTR), errors.Is(err, unix.EAGAIN):
+	case errors.Is(err, syscall.EINTR), errors.Is(err, syscall.EAGAIN):
 		return &backend.Error{Op: op, Key: key, Retryable: true, Err: err}
 	}
 	// Unknown errors (EIO among them) are not guessed to be transient.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
+	"syscall"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -103,7 +103,7 @@ func (b *Backend) openObject(ctx context.Context, op, key string) (*os.File, fil
 	}
 	// O_NONBLOCK keeps a stray FIFO from hanging open; it changes nothing
 	// for a regular file.
-	f, err := os.OpenFile(b.path(key), os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := os.OpenFile(b.path(key), os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		return nil, fileState{}, classify(op, key, err)
 	}
@@ -216,7 +216,7 @@ func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) err
 		// Nothing stored under key: a missing key, or only keys below it.
 		return nil
 	}
-	if err := unix.Unlink(target); err != nil {
+	if err := unlink(target); err != nil {
 		if errors.Is(err, iofs.ErrNotExist) && cond.IfMatch == "" {
 			return nil
 		}
@@ -236,7 +236,7 @@ func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) err
 // recreates the directory (see place).
 func (b *Backend) pruneDirs(dir string) {
 	for dir != b.root && strings.HasPrefix(dir, b.root+string(filepath.Separator)) {
-		if unix.Rmdir(dir) != nil {
+		if rmdir(dir) != nil {
 			return
 		}
 		dir = filepath.Dir(dir)
@@ -250,7 +250,7 @@ func syncDir(dir string) error {
 		return err
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, unix.EINVAL) {
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
 		return err // EINVAL: the file system cannot sync a directory
 	}
 	return nil

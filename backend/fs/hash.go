@@ -10,9 +10,8 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -89,19 +88,23 @@ var ErrNotRegular = errors.New("not a regular file")
 
 // notRegular describes what f, which is not a regular file, is. A
 // directory holding entries is only the parent of other keys, as a prefix
-// is in an object store: that key names no object (unix.EISDIR, which
+// is in an object store: that key names no object (syscall.EISDIR, which
 // classify reads as absent).
-func notRegular(f *os.File, mode uint32) error {
+func notRegular(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
 	kind := "a device or socket"
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
+	switch m := fi.Mode(); {
+	case m.IsDir():
 		if names, _ := f.Readdirnames(1); len(names) > 0 {
-			return unix.EISDIR
+			return syscall.EISDIR
 		}
 		kind = "an empty directory"
-	case unix.S_IFIFO:
+	case m&os.ModeNamedPipe != 0:
 		kind = "a named pipe (FIFO)"
-	case unix.S_IFCHR, unix.S_IFBLK:
+	case m&os.ModeDevice != 0:
 		kind = "a device"
 	}
 	return fmt.Errorf("%w: the key is %s, not an object", ErrNotRegular, kind)
@@ -112,17 +115,15 @@ func notRegular(f *os.File, mode uint32) error {
 // exactly the bytes read from it. Files are only ever replaced by rename,
 // never rewritten in place, so an open descriptor is a stable snapshot.
 func (b *Backend) state(ctx context.Context, f *os.File) (fileState, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	id, sp, regular, cacheable, err := statFile(f)
+	if err != nil {
 		return fileState{}, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fileState{}, notRegular(f, st.Mode)
+	if !regular {
+		return fileState{}, notRegular(f)
 	}
-	id := fileID{uint64(st.Dev), st.Ino}
-	sp := stamp{st.Size, unix.TimespecToNsec(st.Mtim), unix.TimespecToNsec(st.Ctim)}
-	s := fileState{size: st.Size, modTime: time.Unix(0, sp.mtime)}
-	if v, ok := b.hashes.get(id, sp); ok {
+	s := fileState{size: sp.size, modTime: time.Unix(0, sp.mtime)}
+	if v, ok := b.hashes.get(id, sp); ok && cacheable {
 		s.version = v
 		return s, nil
 	}
@@ -135,7 +136,7 @@ func (b *Backend) state(ctx context.Context, f *os.File) (fileState, error) {
 		return fileState{}, err
 	}
 	s.version = versionOf(h)
-	if n == st.Size {
+	if n == sp.size && cacheable {
 		b.hashes.put(id, sp, s.version)
 	}
 	s.size = n // the bytes hashed are the bytes the reader will yield

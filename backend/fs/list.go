@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"syscall"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -64,7 +64,7 @@ type entry struct {
 // not: "a-b" < "a/c" as keys, but "a" < "a-b" as names.
 func (l *lister) walk(dirKey, namePrefix string) error {
 	des, err := os.ReadDir(l.b.path(dirKey))
-	if errors.Is(err, iofs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+	if errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil // nothing under this prefix
 	}
 	if err != nil {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 )
 
 // lockShards is the number of lock files. Keys share a lock only by hash
@@ -55,13 +53,7 @@ func (l *locker) lock(ctx context.Context, key string) (unlock func(), err error
 		release()
 		return nil, err
 	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := lockFile(f); err != nil {
 		f.Close()
 		release()
 		return nil, fmt.Errorf("flock %s: %w", name, err)

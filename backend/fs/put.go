@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"syscall"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -96,7 +96,7 @@ func (b *Backend) publish(ctx context.Context, key string, st staged, cond backe
 		err = b.place(target, func() error { return os.Link(st.path, target) })
 		if errors.Is(err, iofs.ErrExist) {
 			if fi, serr := os.Lstat(target); serr == nil && fi.IsDir() {
-				return classify("put", key, &os.LinkError{Op: "link", Old: st.path, New: target, Err: unix.EISDIR})
+				return classify("put", key, &os.LinkError{Op: "link", Old: st.path, New: target, Err: syscall.EISDIR})
 			}
 			return precondition("put", key, "object exists")
 		}

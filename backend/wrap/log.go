@@ -57,6 +57,8 @@ func outcome(err error) string {
 		return "precondition_failed"
 	case errors.Is(err, backend.ErrInvalidRange):
 		return "invalid_range"
+	case errors.Is(err, backend.ErrNotModified):
+		return "not_modified" // a cached copy is current (HTTP 304): no failure
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "cancelled"
 	}

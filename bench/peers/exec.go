@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -44,10 +43,7 @@ func (c command) run(ctx context.Context, timeout time.Duration) ([]byte, Usage,
 	err := cmd.Run()
 	u := Usage{WallMs: ms(time.Since(start))}
 	if ps := cmd.ProcessState; ps != nil {
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			u.CPUMs = ms(time.Duration(ru.Utime.Nano() + ru.Stime.Nano()))
-			u.MaxRSSKiB = ru.Maxrss // KiB on Linux
-		}
+		u.CPUMs, u.MaxRSSKiB = childUsage(ps)
 	}
 	if err != nil {
 		tail := stderr.String()

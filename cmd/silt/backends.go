@@ -5,7 +5,7 @@ package main
 // the one place that says how the command opens them.
 import (
 	"context"
-	"flag"
+	flag "github.com/spf13/pflag"
 	"net/url"
 
 	"github.com/siltsync/silt/backend"

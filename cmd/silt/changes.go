@@ -1,8 +1,8 @@
 package main
 
 import (
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"sync"
 
 	"github.com/siltsync/silt/syncer"
@@ -29,7 +29,7 @@ func (c *cli) maxChanges() int {
 // onChange returns the syncer callback that prints one line per file on
 // stderr (with -v, or always for a dry run), or nil.
 func (c *cli) onChange() func(syncer.Change) {
-	if !c.verbose && !c.dryRun {
+	if (!c.verbose && !c.dryRun) || c.listChanges {
 		return nil
 	}
 	var mu sync.Mutex

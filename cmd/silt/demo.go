@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	flag "github.com/spf13/pflag"
+
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
@@ -20,7 +22,10 @@ var demoCmd = &command{
 	summary: "two caches (\"two machines\") and a file:// bucket in a temporary directory: push, scoped and full pull, " +
 		"a deletion arriving; prints each step's statistics",
 	example: "silt demo\nsilt demo --dir /tmp/silt-demo --json",
-	run:     runDemo,
+	setup: func(c *cli, fs *flag.FlagSet) runFunc {
+		dir := fs.String("dir", "", "where to create the bucket and the two caches (default: a temporary directory, removed afterwards)")
+		return func(ctx context.Context, _ []string) error { return runDemo(ctx, c, *dir) }
+	},
 }
 
 // demoModels have ids of 2, 3 and 4 path segments, as hosts name them.
@@ -43,12 +48,8 @@ type demo struct {
 	steps []demoStep
 }
 
-func runDemo(ctx context.Context, c *cli, args []string) (err error) {
-	fs := c.newFlags()
-	dir := fs.String("dir", "", "where to create the bucket and the two caches (default: a temporary directory, removed afterwards)")
-	if _, err := c.parse(fs, args, 0, 0); err != nil {
-		return err
-	}
+func runDemo(ctx context.Context, c *cli, dirFlag string) (err error) {
+	dir := &dirFlag
 	root := *dir
 	if root == "" {
 		if root, err = os.MkdirTemp("", "silt-demo-"); err != nil {

@@ -12,20 +12,31 @@
 // # Usage
 //
 //	silt init [--dir DIR] [--namespace NS] URL    bind DIR to a bucket (DIR/.silt/config.json)
-//	silt pull [--dir DIR] [--scope PATH]... [--metadata-only] [--reanchor]
-//	silt push [--dir DIR] [--path PATH]... [--dry-run] [--max-delete N]
+//	silt pull [--dir DIR] [--scope PATH]... [--lazy GLOB]... [--metadata-only] [--reanchor] [--exclude PAT]...
+//	silt push [--dir DIR] [--path PATH]... [--dry-run] [--max-delete N] [--lock KEY]
 //	silt sync [--dir DIR]                         pull, then push
 //	silt status [--dir DIR] [--offline]
+//	silt resolve [--dir DIR] --keep-local|--take-remote PATH...|--all
 //	silt hydrate [--dir DIR] PATH...
-//	silt verify URL                               reachability and conditional-write probe
+//	silt verify [URL]                             reachability and conditional-write probe
 //	silt lock acquire|release|inspect|force-release KEY
-//	silt ls URL [PREFIX]                          read through the committed index
-//	silt cat URL PATH                             read at the committed version, verified
-//	silt gc URL [--dry-run] [--older-than 1h]
-//	silt recover URL [--seq N] [--dry-run]        re-commit the newest readable snapshot (or N)
+//	silt ls [URL] [PREFIX]                        read through the committed index
+//	silt cat [URL] PATH                           read at the committed version, verified
+//	silt log [URL]                                the snapshots still readable
+//	silt check [URL] [--data] [--seq N]           every referenced object exists (and verifies)
+//	silt export [URL] DEST [--seq N] [--prefix P] a snapshot at real paths
+//	silt gc [URL] [--dry-run] [--older-than 1h]
+//	silt recover [URL] [--seq N] [--dry-run]      re-commit the newest readable snapshot (or N)
 //	silt conformance URL                          the backend conformance suite, live
 //	silt demo [--dir DIR]
 //	silt version
+//	silt serve [--dir DIR]                        own the cache, serve a local JSON API
+//	silt completion bash|zsh|fish|powershell      shell completion script
+//
+// The reference of every command and flag is docs/cli (and the man pages
+// docs/man), generated from the command table in commands.go; a test fails
+// when they, or this list, miss a command. The bucket commands take
+// --dir (or run inside a cache) instead of a URL.
 //
 // Flags and arguments may come in any order; "--" ends the flags. Every
 // command takes --help (with an example) and --json, which prints exactly
@@ -51,7 +62,8 @@
 //
 // Without --path, push walks the whole cache: a file this cache synced
 // that is now absent locally is deleted remotely, at most --max-delete
-// (default 100) per push. With --path, only the marked paths (and any
+// (default 100) per push; --max-delete 0 (or -1) is no limit, as
+// maxDelete 0 is in the library and the serve API. With --path, only the marked paths (and any
 // marks left by an earlier failed push) are pushed.
 //
 // # Locks

@@ -1,6 +1,6 @@
 package main
 
-import "flag"
+import flag "github.com/spf13/pflag"
 
 // filters are the --exclude and --include flags of the commands that walk
 // or pull the cache: gitignore-syntax rules added to the cache's

@@ -70,24 +70,38 @@ func isURL(s string) bool { return strings.Contains(s, "://") }
 // may be left out. rest is how many arguments follow the URL at least, full
 // how many at most. The URL is pos[0] when it is one (or when all full
 // arguments are there), else $SILT_REMOTE, else the URL the cache found by
-// findDir is bound to (whose namespace applies unless --namespace is given).
-func (c *cli) withRemote(pos []string, rest, full int, ns *string) ([]string, error) {
-	if len(pos) == full || (len(pos) > rest && isURL(pos[0])) {
-		return pos, nil
+// findDir(dir) is bound to (whose namespace applies unless --namespace is
+// given); then fromCache is that cache's data root.
+func (c *cli) withRemote(pos []string, rest, full int, ns *string, dir string) (_ []string, fromCache string, _ error) {
+	if dir == "" && (len(pos) == full || (len(pos) > rest && isURL(pos[0]))) {
+		return pos, "", nil
 	}
-	if u := os.Getenv(envRemote); u != "" {
-		return append([]string{u}, pos...), nil
+	if u := os.Getenv(envRemote); u != "" && dir == "" {
+		return append([]string{u}, pos...), "", nil
 	}
-	dir := c.findDir("")
-	if _, err := os.Stat(configPath(dir)); err != nil {
-		return nil, usagef("missing URL: give one, set %s, or run inside a cache bound with silt init (or set %s)", envRemote, envDir)
+	if dir != "" && len(pos) > 0 && isURL(pos[0]) {
+		return nil, "", usagef("give a URL or --dir, not both")
 	}
-	cfg, err := readBinding(dir)
+	if dir != "" && len(pos) >= full && full >= 0 {
+		return nil, "", usagef("too many arguments with --dir: %s", strings.Join(pos, " "))
+	}
+	d := c.findDir(dir)
+	if _, err := os.Stat(configPath(d)); err != nil {
+		if dir != "" {
+			return nil, "", err
+		}
+		return nil, "", usagef("missing URL: give one, set %s, or run inside a cache bound with silt init (or set %s, or pass --dir)", envRemote, envDir)
+	}
+	cfg, err := readBinding(d)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if *ns == "" {
 		*ns = cfg.Namespace
 	}
-	return append([]string{cfg.URL}, pos...), nil
+	root := d
+	if cfg.Namespace != "" {
+		root = filepath.Join(d, cfg.Namespace)
+	}
+	return append([]string{cfg.URL}, pos...), root, nil
 }

@@ -41,7 +41,8 @@ func TestFindDir_FromASubdirectory_FindsTheCacheUpward(t *testing.T) {
 		t.Fatalf("push --path x from data/acme committed %v files, want only data/acme/x:\n%s", ls["count"], r.stdout)
 	}
 	// URL commands take the bound remote when run inside the cache.
-	if r := siltAt(t, sub, nil, "cat", "data/acme/x"); r.code != 0 || r.stdout != "x" {
+	// Their paths are relative to the working directory, as push's.
+	if r := siltAt(t, sub, nil, "cat", "x"); r.code != 0 || r.stdout != "x" {
 		t.Errorf("cat without URL inside the cache: exit %d, %q, %s", r.code, r.stdout, r.stderr)
 	}
 	if r := siltAt(t, sub, nil, "ls"); r.code != 0 || !strings.Contains(r.stdout, "data/acme/x") {

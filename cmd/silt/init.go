@@ -5,9 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	iofs "io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,7 +160,27 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 
 // dirFlag declares --dir.
 func dirFlag(fs *flag.FlagSet) *string {
-	return fs.String("dir", "", "the cache directory (default: $SILT_DIR, else the nearest directory at or above the working directory bound with silt init)")
+	return fs.String("dir", "", "the cache `DIR`ectory (default: $SILT_DIR, else the nearest directory at or above the working directory bound with silt init)")
+}
+
+// absoluteURL makes a relative file:// URL (file://./rel, file://rel)
+// absolute against the working directory, so that a binding means the
+// same bucket from wherever a later command runs.
+func absoluteURL(raw string) (string, error) {
+	rest, ok := strings.CutPrefix(raw, "file://")
+	if !ok || !(rest == "." || strings.HasPrefix(rest, "./") || strings.HasPrefix(rest, ".?")) {
+		return raw, nil
+	}
+	p, query, _ := strings.Cut(rest, "?")
+	abs, err := filepath.Abs(filepath.FromSlash(p))
+	if err != nil {
+		return "", usagef("%s: %v", raw, err)
+	}
+	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	if query != "" {
+		u += "?" + query
+	}
+	return u, nil
 }
 
 // namespaceOf applies --namespace to a bucket: the namespace root.
@@ -184,7 +205,9 @@ var initCmd = &command{
 		"silt init --adopt s3://my-bucket              # keep these files as the cache's state; the next push sends what differs\n" +
 		"silt init --profile work s3://my-bucket       # an AWS shared-config profile (or ?profile=work, or $AWS_PROFILE)\n" +
 		"silt init --gcs-credentials key.json gs://my-bucket",
-	run: runInit,
+	minArgs: 1, maxArgs: 1,
+	setup:    setupInit,
+	complete: completeURL,
 }
 
 // errNotEmpty is the refusal of init on a directory that holds files,
@@ -198,8 +221,7 @@ func errNotEmpty(dir string, local, remote int) error {
 	}
 }
 
-func runInit(ctx context.Context, c *cli, args []string) error {
-	fs := c.newFlags()
+func setupInit(c *cli, fs *flag.FlagSet) runFunc {
 	dir := dirFlag(fs)
 	ns := fs.String("namespace", "", "sync only this namespace of the bucket")
 	force := fs.Bool("force", false, "replace an existing binding to another URL or namespace")
@@ -208,10 +230,19 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 	adopt := fs.Bool("adopt", false, "the directory holds files: bind and take them as the cache's state. Files equal to the bucket's are recorded as in sync; "+
 		"a file that differs is kept and marked to win at the next push (as silt resolve --keep-local); files only here are pushed by the next push; "+
 		"files only in the bucket are downloaded now. Nothing is uploaded until silt push")
-	pos, err := c.parse(fs, args, 1, 1)
-	if err != nil {
-		return err
+	return func(ctx context.Context, pos []string) error {
+		return runInit(ctx, c, initFlags{*dir, *ns, *force, *pushExisting, *adopt}, pos[0])
 	}
+}
+
+// initFlags are init's flags, once parsed.
+type initFlags struct {
+	dir, ns                    string
+	force, pushExisting, adopt bool
+}
+
+func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
+	dir, ns, force, pushExisting, adopt := &f.dir, &f.ns, &f.force, &f.pushExisting, &f.adopt
 	if *pushExisting && *adopt {
 		return usagef("--push-existing and --adopt exclude each other")
 	}
@@ -221,7 +252,11 @@ func runInit(ctx context.Context, c *cli, args []string) error {
 			*dir = "."
 		}
 	}
-	cfg := binding{URL: pos[0], Namespace: *ns}
+	u, err := absoluteURL(rawURL)
+	if err != nil {
+		return err
+	}
+	cfg := binding{URL: u, Namespace: *ns}
 	if cfg.Namespace != "" {
 		if err := syncer.ValidateNamespace(cfg.Namespace); err != nil {
 			return usagef("--namespace: %v", err)

@@ -7,6 +7,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+	flag "github.com/spf13/pflag"
+
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/lock"
 )
@@ -25,11 +28,23 @@ var lockCmd = &command{
 		"silt lock inspect --url s3://my-bucket deploy\n" +
 		"silt lock force-release --url s3://my-bucket deploy    # break a dead holder's lock\n" +
 		"silt push --lock deploy    # a push honours the lock only when told to",
-	run: runLock,
+	minArgs: 2, maxArgs: 2,
+	setup: setupLock,
+	complete: func(args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return []string{"acquire", "release", "inspect", "force-release"}, cobra.ShellCompDirectiveNoFileComp
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	},
 }
 
-func runLock(ctx context.Context, c *cli, args []string) error {
-	fs := c.newFlags()
+// lockFlags are lock's flags, once parsed.
+type lockFlags struct {
+	dir, url, ns, nonce, holder *string
+	ttl, wait                   *time.Duration
+}
+
+func setupLock(c *cli, fs *flag.FlagSet) runFunc {
 	dir := dirFlag(fs)
 	url := fs.String("url", "", "the bucket URL (default: the one --dir is bound to)")
 	ns := fs.String("namespace", "", "with --url: the namespace whose lock to use")
@@ -37,10 +52,12 @@ func runLock(ctx context.Context, c *cli, args []string) error {
 	wait := fs.Duration("wait", 0, "acquire: how long to wait for a holder (0: try once)")
 	nonce := fs.String("nonce", "", "release: the nonce acquire printed; force-release: free only this holder")
 	holder := fs.String("holder", "", "acquire: the holder name shown to others (default user@host)")
-	pos, err := c.parse(fs, args, 2, 2)
-	if err != nil {
-		return err
-	}
+	f := lockFlags{dir, url, ns, nonce, holder, ttl, wait}
+	return func(ctx context.Context, pos []string) error { return runLock(ctx, c, f, pos) }
+}
+
+func runLock(ctx context.Context, c *cli, f lockFlags, pos []string) error {
+	dir, url, ns, nonce, ttl, wait, holder := f.dir, f.url, f.ns, f.nonce, f.ttl, f.wait, f.holder
 	action, key := pos[0], pos[1]
 	if err := backend.ValidateKey(key); err != nil {
 		return usagef("lock key: %v", err)

@@ -188,7 +188,8 @@ func TestUsage_BadCommandLines_Exit2(t *testing.T) {
 		{"init"},
 		{"ls"},
 		{"cat", "mem://x"},
-		{"push", "--max-delete", "0"},
+		{"push", "--max-delete", "x"},
+		{"ls", "--dir", "/nonexistent", "mem://x"},
 		{"lock", "open", "k"},
 		{"lock", "release", "k"},
 	} {

@@ -29,6 +29,7 @@ type cli struct {
 	verbose     bool // -v: one line per file on stderr
 	dryRun      bool // --dry-run: every planned change is listed
 	jsonChanges int  // --json-changes
+	listChanges bool // the command lists changes itself: no line per change on stderr
 
 	cwd string // the working directory, when the cache was found above it
 
@@ -37,6 +38,8 @@ type cli struct {
 	out any
 
 	signal *signalCause // the signal that cut the run short, if any
+
+	ran bool // the command's run began: an error after it is the command's, not a usage error
 
 	logLevel, logFormat string       // --log-level, --log-format
 	logger              *slog.Logger // nil: no log

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -29,13 +31,11 @@ func (c *cli) progress() func(syncer.Progress) {
 	return c.meter.update
 }
 
+// isTerminal tells a terminal from a file, a pipe or a character device
+// such as /dev/null (which a mode check takes for a terminal).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // meter draws one status line in place:

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	flag "github.com/spf13/pflag"
+
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -19,11 +21,11 @@ var resolveCmd = &command{
 		"silt resolve --keep-local --no-push data/a       # push later with silt push\n" +
 		"silt resolve --take-remote --force data/a/1/raw  # even with unpushed edits and no conflict\n" +
 		"silt resolve --restore data/a/1/raw              # the backup silt status lists, then silt push",
-	run: runResolve,
+	maxArgs: -1,
+	setup:   setupResolve,
 }
 
-func runResolve(ctx context.Context, c *cli, args []string) error {
-	fs := c.newFlags()
+func setupResolve(c *cli, fs *flag.FlagSet) runFunc {
 	dir := dirFlag(fs)
 	local := fs.Bool("keep-local", false, "the local copy (or its deletion) wins; it is pushed unless --no-push")
 	remote := fs.Bool("take-remote", false, "the committed copy wins; the local copy is kept as a backup (silt status lists it)")
@@ -32,32 +34,35 @@ func runResolve(ctx context.Context, c *cli, args []string) error {
 	all := fs.Bool("all", false, "settle every conflict silt status lists")
 	noPush := fs.Bool("no-push", false, "with --keep-local: only settle locally; the next silt push sends the files")
 	c.changeFlags(fs)
-	paths, err := c.parse(fs, args, 0, -1)
-	if err != nil {
-		return err
+	return func(ctx context.Context, paths []string) error {
+		if *restore {
+			return runRestore(ctx, c, *dir, paths, *local || *remote || *all)
+		}
+		return runResolve(ctx, c, *dir, *local, *remote, *all, *noPush, *force, paths)
 	}
-	if *restore {
-		return runRestore(ctx, c, *dir, paths, *local || *remote || *all)
-	}
+}
+
+func runResolve(ctx context.Context, c *cli, dir string, localWins, remoteWins, all, noPush, force bool, paths []string) error {
+	local, remote := &localWins, &remoteWins
 	switch {
 	case *local == *remote:
 		return usagef("choose one of --keep-local and --take-remote")
-	case len(paths) == 0 && !*all:
+	case len(paths) == 0 && !all:
 		return usagef("missing argument: want PATH... or --all")
-	case len(paths) > 0 && *all:
+	case len(paths) > 0 && all:
 		return usagef("--all settles every conflict; give it no PATH")
 	}
 	keep := syncer.TakeRemote
 	if *local {
 		keep = syncer.KeepLocal
 	}
-	bd, err := c.openBound(ctx, *dir)
+	bd, err := c.openBound(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer bd.Close()
 	paths = c.cachePaths(bd.s.Root(), paths)
-	if *all {
+	if all {
 		st, err := bd.s.Status(ctx, false)
 		if err != nil {
 			return fmt.Errorf("resolve in %s: %w", bd.dir, err)
@@ -69,7 +74,7 @@ func runResolve(ctx context.Context, c *cli, args []string) error {
 			return c.result(map[string]any{"op": "resolve", "resolved": 0}, func() { c.printf("no conflicts to resolve\n") })
 		}
 	}
-	st, err := bd.s.Resolve(ctx, syncer.ResolveOptions{Paths: paths, Keep: keep, Force: *force})
+	st, err := bd.s.Resolve(ctx, syncer.ResolveOptions{Paths: paths, Keep: keep, Force: force})
 	if errors.Is(err, syncer.ErrUnpushedEdits) {
 		return &refusedError{msg: fmt.Sprintf("resolve in %s: %v", bd.dir, err),
 			hint: "push the edits first (silt push), or replace them with silt resolve --take-remote --force PATH (a backup is kept)"}
@@ -79,7 +84,7 @@ func runResolve(ctx context.Context, c *cli, args []string) error {
 	}
 	out := map[string]any{"op": "resolve", "resolve": st}
 	var pushed *syncer.Stats
-	if keep == syncer.KeepLocal && !*noPush {
+	if keep == syncer.KeepLocal && !noPush {
 		p, err := push(ctx, bd, paths, syncer.PushOptions{})
 		if err != nil {
 			return err

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	flag "github.com/spf13/pflag"
+
 	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
 )
@@ -19,15 +21,22 @@ var serveCmd = &command{
 	args:    "",
 	summary: "own a cache directory and serve its operations over a local JSON API (Unix socket DIR/.silt/serve.sock; see serve/API.md)",
 	example: "silt serve --dir ./cache\nsilt serve --dir ./cache --listen 127.0.0.1:7420 --token-file ~/.silt-token\nsilt serve --dir ./cache --lazy 'data/**/raw' --lazy '**/*.bin'",
-	run:     runServe,
+	setup:   setupServe,
 }
 
 // Registered here, after main.go's init (files initialise in name order), to
 // keep the serve feature in this one file.
 func init() { commands = append(commands, serveCmd) }
 
-func runServe(ctx context.Context, c *cli, args []string) error {
-	fs := c.newFlags()
+// serveFlags are serve's flags, once parsed.
+type serveFlags struct {
+	dir, listen, tokenFile *string
+	grace                  *time.Duration
+	lazy                   *stringsFlag
+	host                   *serveHost // serve_host.go
+}
+
+func setupServe(c *cli, fs *flag.FlagSet) runFunc {
 	dir := dirFlag(fs)
 	listen := fs.String("listen", "", "also listen on this loopback address (127.0.0.1:PORT); needs --token-file")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token TCP clients must send")
@@ -35,9 +44,13 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 	var lazy stringsFlag
 	host := serveHostFlags(fs) // serve_host.go
 	fs.Var(&lazy, "lazy", "files a metadataOnly pull records without downloading (a glob, ** spans directories; repeatable; default 'data/**/raw', as pull --metadata-only)")
-	if _, err := c.parse(fs, args, 0, 0); err != nil {
-		return err
-	}
+	f := serveFlags{dir, listen, tokenFile, grace, &lazy, host}
+	return func(ctx context.Context, _ []string) error { return runServe(ctx, c, f) }
+}
+
+func runServe(ctx context.Context, c *cli, f serveFlags) error {
+	dir, listen, tokenFile, grace, host := f.dir, f.listen, f.tokenFile, f.grace, f.host
+	lazy := *f.lazy
 	if len(lazy) == 0 {
 		lazy = stringsFlag{"data/**/raw"}
 	}

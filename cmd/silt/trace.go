@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"io"
 	"os"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -49,7 +51,14 @@ func (c *cli) setupTrace() error {
 	if err != nil {
 		return fmt.Errorf("--trace: %w", err)
 	}
-	c.traceProvider = sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	// service.name names silt in every span's resource (the SDK's default
+	// is unknown_service:<binary>).
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
+		attribute.String("service.name", "silt"), attribute.String("service.version", readBuildInfo().Version)))
+	if err != nil {
+		return fmt.Errorf("--trace: %w", err)
+	}
+	c.traceProvider = sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithResource(res))
 	return nil
 }
 

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +21,7 @@ type stringsFlag []string
 
 func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
 func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+func (s *stringsFlag) Type() string       { return "stringArray" }
 
 // conflicted turns an operation that kept conflicting copies into exit
 // code 3, after its statistics are printed.
@@ -36,15 +37,15 @@ func conflicted(st syncer.Stats) error {
 
 // maxDeleteFlag declares --max-delete.
 func maxDeleteFlag(fs *flag.FlagSet) *int {
-	return fs.Int("max-delete", 100, "refuse a push that would delete more than this many remote files (-1: no limit)")
+	return fs.Int("max-delete", 100, "refuse a push that would delete more than `N` remote files (0 or -1: no limit, as maxDelete 0 in the library and the serve API)")
 }
 
+// maxDelete maps --max-delete to PushOptions.MaxDelete, whose 0 is "no
+// limit": 0 has that one meaning in the CLI, the library and the serve
+// API, and -1 (rclone's spelling) means the same.
 func maxDelete(n int) (int, error) {
-	switch {
-	case n < 0:
-		return 0, nil // the syncer's "no limit"
-	case n == 0:
-		return 0, usagef("--max-delete 0 cannot be expressed: use 1 or more, or -1 for no limit")
+	if n < 0 {
+		return 0, nil
 	}
 	return n, nil
 }
@@ -58,52 +59,50 @@ var pullCmd = &command{
 		"silt pull --json --json-changes 100\n" +
 		"SILT_TRACE=stderr silt pull                # spans on stderr\n" +
 		"silt pull --gcs-credentials key.json       # a credentials file, for a gs:// binding",
-	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
+	setup: func(c *cli, fs *flag.FlagSet) runFunc {
 		dir := dirFlag(fs)
 		var scope stringsFlag
-		fs.Var(&scope, "scope", "pull only this file or directory (repeatable)")
+		fs.Var(&scope, "scope", "pull only this file or directory (`PATH`), relative to the working directory inside the cache (repeatable)")
 		meta := fs.Bool("metadata-only", false, "record large payloads (data/**/raw, as --lazy 'data/**/raw') without downloading them; fetch with silt hydrate")
 		var lazy stringsFlag
-		fs.Var(&lazy, "lazy", "record files matching this glob (** spans directories) without downloading them (repeatable); fetch with silt hydrate")
+		fs.Var(&lazy, "lazy", "record files matching this `GLOB` (** spans directories) without downloading them (repeatable); fetch with silt hydrate")
 		ff := filterFlags(fs)
 		reanchor := fs.Bool("reanchor", false, "take the bucket's manifest as it is now, even if this cache saw a higher seq (a mistaken or hostile one): rollback detection starts again from it")
 		c.changeFlags(fs)
-		if _, err := c.parse(fs, args, 0, 0); err != nil {
-			return err
-		}
-		if *meta {
-			lazy = append(lazy, "data/**/raw")
-		}
-		if len(lazy) > 0 {
-			fn, err := syncer.LazyGlobs(lazy...)
+		return func(ctx context.Context, args []string) error {
+			if *meta {
+				lazy = append(lazy, "data/**/raw")
+			}
+			if len(lazy) > 0 {
+				fn, err := syncer.LazyGlobs(lazy...)
+				if err != nil {
+					return usagef("--lazy: %v", err)
+				}
+				c.lazy = fn
+			}
+			bd, err := c.openBound(ctx, *dir)
 			if err != nil {
-				return usagef("--lazy: %v", err)
+				return err
 			}
-			c.lazy = fn
-		}
-		bd, err := c.openBound(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		defer bd.Close()
-		st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0, Lazy: lazy, Exclude: ff.exclude, Include: ff.include, Reanchor: *reanchor})
-		if err != nil {
-			c.partial(st)
-			return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
-		}
-		if len(lazy) == 0 {
-			st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
-		}
-		if err := c.result(st, func() {
-			if r := st.Reanchor; r != nil {
-				c.printf("re-anchored: this cache had seen seq %d, the bucket's manifest is at seq %d; rollback detection starts from it\n", r.From, r.To)
+			defer bd.Close()
+			st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0, Lazy: lazy, Exclude: ff.exclude, Include: ff.include, Reanchor: *reanchor})
+			if err != nil {
+				c.partial(st)
+				return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
 			}
-			c.printStats(st)
-		}); err != nil {
-			return err
+			if len(lazy) == 0 {
+				st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
+			}
+			if err := c.result(st, func() {
+				if r := st.Reanchor; r != nil {
+					c.printf("re-anchored: this cache had seen seq %d, the bucket's manifest is at seq %d; rollback detection starts from it\n", r.From, r.To)
+				}
+				c.printStats(st)
+			}); err != nil {
+				return err
+			}
+			return conflicted(st)
 		}
-		return conflicted(st)
 	},
 }
 
@@ -137,66 +136,64 @@ var pushCmd = &command{
 		"silt push --json --json-changes 50\n" +
 		"silt push --trace spans.jsonl              # OpenTelemetry spans of the push and its phases, as JSON lines\n" +
 		"silt push --profile work                   # the AWS shared profile work, for an s3:// binding",
-	run: func(ctx context.Context, c *cli, args []string) (err error) {
-		fs := c.newFlags()
+	setup: func(c *cli, fs *flag.FlagSet) runFunc {
 		dir := dirFlag(fs)
 		var paths stringsFlag
-		fs.Var(&paths, "path", "push only this file or directory (repeatable)")
+		fs.Var(&paths, "path", "push only this file or directory (`PATH`), relative to the working directory inside the cache (repeatable)")
 		fs.BoolVar(&c.dryRun, "dry-run", false, "list every change the push would make (past --max-delete too), changing nothing")
 		dry := &c.dryRun
 		maxDel := maxDeleteFlag(fs)
-		lockKey := fs.String("lock", "", "hold the distributed lock KEY (as silt lock acquire takes it) while pushing, and commit with its fencing token")
+		lockKey := fs.String("lock", "", "hold the distributed lock `KEY` (as silt lock acquire takes it) while pushing, and commit with its fencing token")
 		lockWait := fs.Duration("lock-wait", 0, "with --lock: how long to wait for another holder (0: try once)")
 		ff := filterFlags(fs)
 		c.changeFlags(fs)
-		if _, err := c.parse(fs, args, 0, 0); err != nil {
-			return err
-		}
-		md, err := maxDelete(*maxDel)
-		if err != nil {
-			return err
-		}
-		if *lockKey != "" {
-			if err := backend.ValidateKey(*lockKey); err != nil {
-				return usagef("--lock: %v", err)
-			}
-		}
-		bd, err := c.openBound(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		defer bd.Close()
-		opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry, Exclude: ff.exclude, Include: ff.include}
-		if *lockKey != "" && !*dry {
-			lease, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
+		return func(ctx context.Context, args []string) (err error) {
+			md, err := maxDelete(*maxDel)
 			if err != nil {
 				return err
 			}
-			defer func() {
-				if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
-					err = fmt.Errorf("push --lock %s: release: %w", *lockKey, rerr)
+			if *lockKey != "" {
+				if err := backend.ValidateKey(*lockKey); err != nil {
+					return usagef("--lock: %v", err)
 				}
-			}()
-			opts.Fence = &syncer.Fence{Key: lockPrefix + *lockKey, Token: lease.Token()}
-			ctx = lease.Context() // a lost lease stops the push
-		}
-		st, err := push(ctx, bd, c.cachePaths(bd.s.Root(), paths), opts)
-		if err != nil {
-			c.partial(st)
-			return err
-		}
-		if err := c.result(st, func() {
-			c.printStats(st)
-			if *dry {
-				c.printf("dry run: nothing was changed\n")
 			}
-			if stray := strayEntries(bd.dir, bd.cfg.Namespace); len(stray) > 0 {
-				c.printf("note: namespace %s syncs only %s; ignored: %s\n", bd.cfg.Namespace, bd.s.Root(), strings.Join(stray, ", "))
+			bd, err := c.openBound(ctx, *dir)
+			if err != nil {
+				return err
 			}
-		}); err != nil {
-			return err
+			defer bd.Close()
+			opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry, Exclude: ff.exclude, Include: ff.include}
+			if *lockKey != "" && !*dry {
+				lease, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
+				if err != nil {
+					return err
+				}
+				defer func() {
+					if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+						err = fmt.Errorf("push --lock %s: release: %w", *lockKey, rerr)
+					}
+				}()
+				opts.Fence = &syncer.Fence{Key: lockPrefix + *lockKey, Token: lease.Token()}
+				ctx = lease.Context() // a lost lease stops the push
+			}
+			st, err := push(ctx, bd, c.cachePaths(bd.s.Root(), paths), opts)
+			if err != nil {
+				c.partial(st)
+				return err
+			}
+			if err := c.result(st, func() {
+				c.printStats(st)
+				if *dry {
+					c.printf("dry run: nothing was changed\n")
+				}
+				if stray := strayEntries(bd.dir, bd.cfg.Namespace); len(stray) > 0 {
+					c.printf("note: namespace %s syncs only %s; ignored: %s\n", bd.cfg.Namespace, bd.s.Root(), strings.Join(stray, ", "))
+				}
+			}); err != nil {
+				return err
+			}
+			return conflicted(st)
 		}
-		return conflicted(st)
 	},
 }
 
@@ -220,41 +217,39 @@ var syncCmd = &command{
 	args:    "",
 	summary: "pull, then push the whole cache; files a --lazy pull left out stay lazy",
 	example: "silt sync --dir ./cache\nsilt sync -v --max-delete 500\nsilt sync --json --json-changes 0   # counts only",
-	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
+	setup: func(c *cli, fs *flag.FlagSet) runFunc {
 		dir := dirFlag(fs)
 		maxDel := maxDeleteFlag(fs)
 		ff := filterFlags(fs)
 		c.changeFlags(fs)
-		if _, err := c.parse(fs, args, 0, 0); err != nil {
-			return err
+		return func(ctx context.Context, args []string) error {
+			md, err := maxDelete(*maxDel)
+			if err != nil {
+				return err
+			}
+			bd, err := c.openBound(ctx, *dir)
+			if err != nil {
+				return err
+			}
+			defer bd.Close()
+			pulled, err := bd.s.Pull(ctx, syncer.PullOptions{KeepLazy: true, Exclude: ff.exclude, Include: ff.include})
+			if err != nil {
+				c.partial(map[string]any{"op": "sync", "pull": pulled})
+				return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
+			}
+			pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md, Exclude: ff.exclude, Include: ff.include})
+			if err != nil {
+				c.partial(map[string]any{"op": "sync", "pull": pulled, "push": pushed})
+				return err
+			}
+			total := pulled.Add(pushed)
+			out := map[string]any{"op": "sync", "seq": total.Seq, "pull": pulled, "push": pushed,
+				"changes": total.Changes, "changes_omitted": total.ChangesOmitted, "files": total.Files, "bytes": total.Bytes, "requests": total.Requests, "local": total.Local, "ms": total.Ms}
+			if err := c.result(out, func() { c.printStats(pulled); c.printStats(pushed) }); err != nil {
+				return err
+			}
+			return conflicted(total)
 		}
-		md, err := maxDelete(*maxDel)
-		if err != nil {
-			return err
-		}
-		bd, err := c.openBound(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		defer bd.Close()
-		pulled, err := bd.s.Pull(ctx, syncer.PullOptions{KeepLazy: true, Exclude: ff.exclude, Include: ff.include})
-		if err != nil {
-			c.partial(map[string]any{"op": "sync", "pull": pulled})
-			return fmt.Errorf("sync (pull) %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
-		}
-		pushed, err := push(ctx, bd, nil, syncer.PushOptions{MaxDelete: md, Exclude: ff.exclude, Include: ff.include})
-		if err != nil {
-			c.partial(map[string]any{"op": "sync", "pull": pulled, "push": pushed})
-			return err
-		}
-		total := pulled.Add(pushed)
-		out := map[string]any{"op": "sync", "seq": total.Seq, "pull": pulled, "push": pushed,
-			"changes": total.Changes, "changes_omitted": total.ChangesOmitted, "files": total.Files, "bytes": total.Bytes, "requests": total.Requests, "local": total.Local, "ms": total.Ms}
-		if err := c.result(out, func() { c.printStats(pulled); c.printStats(pushed) }); err != nil {
-			return err
-		}
-		return conflicted(total)
 	},
 }
 
@@ -263,100 +258,104 @@ var statusCmd = &command{
 	args:    "",
 	summary: "show marked paths, what a push would send, and whether the remote moved since the last pull",
 	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline\nsilt status            # inside a cache: also lists conflicts (reason, seq) and lazy files\nsilt status -v         # also the store: endpoint, region, credential source (never a secret), namespace",
-	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
+	setup: func(c *cli, fs *flag.FlagSet) runFunc {
 		dir := dirFlag(fs)
 		offline := fs.Bool("offline", false, "send no request: skip the remote check and the planned push")
 		ff := filterFlags(fs)
-		if _, err := c.parse(fs, args, 0, 0); err != nil {
-			return err
-		}
-		bd, err := c.openBound(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		defer bd.Close()
-		st, err := bd.s.Status(ctx, !*offline)
-		if err != nil {
-			return fmt.Errorf("status of %s: %w", bd.dir, err)
-		}
-		out := map[string]any{"op": "status", "dir": bd.dir, "url": redactURL(bd.cfg.URL), "status": st}
-		var store *storeInfo
-		if c.verbose {
-			store = describeStore(bd)
-			out["store"] = store
-		}
-		var plan *syncer.Stats
-		if !*offline {
-			// What `silt push` would do: a dry run over the whole cache,
-			// against the remote index.
-			p, err := bd.s.Push(ctx, syncer.PushOptions{DryRun: true, All: true, Exclude: ff.exclude, Include: ff.include})
+		return func(ctx context.Context, args []string) error {
+			c.listChanges = true // status lists the planned changes itself, on stdout
+			if c.verbose {
+				c.jsonChanges = 1 << 30 // -v lists every change
+			}
+			bd, err := c.openBound(ctx, *dir)
 			if err != nil {
-				return fmt.Errorf("status of %s (planning a push): %w", bd.dir, err)
+				return err
 			}
-			plan = &p
-			out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts, "excluded": p.Files.Excluded, "skipped": p.Files.Skipped}
-			// What this walk left out, rather than the last recorded one.
-			st.Excluded, st.Skipped, st.SkippedList = p.Files.Excluded, p.Files.Skipped, p.Skipped
-		}
-		return c.result(out, func() {
-			c.printf("cache %s <-> %s\n", bd.dir, redactURL(bd.cfg.URL))
-			if store != nil {
-				store.print(c)
+			defer bd.Close()
+			st, err := bd.s.Status(ctx, !*offline)
+			if err != nil {
+				return fmt.Errorf("status of %s: %w", bd.dir, err)
 			}
-			if plan != nil {
-				c.printf("unpushed: %d to upload, %d to delete, %d conflicts\n", plan.Files.Uploaded, plan.Files.Deleted, plan.Files.Conflicts)
-				for _, cf := range plan.Conflicts {
-					c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
+			out := map[string]any{"op": "status", "dir": bd.dir, "url": redactURL(bd.cfg.URL), "status": st}
+			var store *storeInfo
+			if c.verbose {
+				store = describeStore(bd)
+				out["store"] = store
+			}
+			var plan *syncer.Stats
+			if !*offline {
+				// What `silt push` would do: a dry run over the whole cache,
+				// against the remote index.
+				p, err := bd.s.Push(ctx, syncer.PushOptions{DryRun: true, All: true, Exclude: ff.exclude, Include: ff.include})
+				if err != nil {
+					return fmt.Errorf("status of %s (planning a push): %w", bd.dir, err)
 				}
+				plan = &p
+				out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts, "excluded": p.Files.Excluded, "skipped": p.Files.Skipped}
+				// What this walk left out, rather than the last recorded one.
+				st.Excluded, st.Skipped, st.SkippedList = p.Files.Excluded, p.Files.Skipped, p.Skipped
+				out["changes"], out["changes_omitted"] = p.Changes, p.ChangesOmitted
 			}
-			if len(st.Conflicts) > 0 {
-				c.printf("conflicts: %d (settle with silt resolve --keep-local|--take-remote PATH)\n", len(st.Conflicts))
-				for _, cf := range st.Conflicts {
-					c.printf("  %s: %s (%s at seq %d)\n", cf.Path, cf.Reason, cf.Op, cf.Seq)
-					if cf.Copy != "" {
-						c.printf("    your copy: %s\n", filepath.Join(bd.dir, filepath.FromSlash(cf.Copy)))
+			return c.result(out, func() {
+				c.printf("cache %s <-> %s\n", bd.dir, redactURL(bd.cfg.URL))
+				if store != nil {
+					store.print(c)
+				}
+				if plan != nil {
+					c.printf("unpushed: %d to upload, %d to delete, %d conflicts\n", plan.Files.Uploaded, plan.Files.Deleted, plan.Files.Conflicts)
+					c.printChanges(plan.Changes, plan.ChangesOmitted)
+					for _, cf := range plan.Conflicts {
+						c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
 					}
 				}
-			}
-			if len(st.Backups) > 0 {
-				c.printf("backups: %d local copies silt replaced and kept (put one back with silt resolve --restore PATH)\n", len(st.Backups))
-				for _, b := range st.Backups {
-					c.printf("  %s: %s (%s)\n", b.Path, filepath.Join(bd.dir, filepath.FromSlash(b.Copy)), b.Reason)
+				if len(st.Conflicts) > 0 {
+					c.printf("conflicts: %d (settle with silt resolve --keep-local|--take-remote PATH)\n", len(st.Conflicts))
+					for _, cf := range st.Conflicts {
+						c.printf("  %s: %s (%s at seq %d)\n", cf.Path, cf.Reason, cf.Op, cf.Seq)
+						if cf.Copy != "" {
+							c.printf("    your copy: %s\n", filepath.Join(bd.dir, filepath.FromSlash(cf.Copy)))
+						}
+					}
 				}
-			}
-			if st.Lazy > 0 {
-				c.printf("lazy: %d files recorded without their bytes (fetch with silt hydrate PATH)\n", st.Lazy)
-			}
-			if st.Excluded > 0 {
-				c.printf("excluded: %d paths (by .siltignore and --exclude; a directory counts once)\n", st.Excluded)
-			}
-			if st.Skipped > 0 {
-				c.printf("skipped: %d (not regular files; silt syncs regular files only)\n", st.Skipped)
-				for _, sk := range st.SkippedList {
-					c.printf("  %s: %s\n", sk.Path, sk.Kind)
+				if len(st.Backups) > 0 {
+					c.printf("backups: %d local copies silt replaced and kept (put one back with silt resolve --restore PATH)\n", len(st.Backups))
+					for _, b := range st.Backups {
+						c.printf("  %s: %s (%s)\n", b.Path, filepath.Join(bd.dir, filepath.FromSlash(b.Copy)), b.Reason)
+					}
 				}
-				if n := st.Skipped - len(st.SkippedList); n > 0 {
-					c.printf("  ... and %d more\n", n)
+				if st.Lazy > 0 {
+					c.printf("lazy: %d files recorded without their bytes (fetch with silt hydrate PATH)\n", st.Lazy)
 				}
-			}
-			c.printf("marked dirty: %d paths", len(st.Dirty))
-			if st.Overflow {
-				c.printf(" (overflowed: the next push walks everything)")
-			}
-			c.printf("\n")
-			for _, p := range st.Dirty {
-				c.printf("  %s\n", p)
-			}
-			switch {
-			case *offline:
-				c.printf("remote: not checked (--offline); last seen seq %d\n", st.SeenSeq)
-			case st.RemoteMoved:
-				c.printf("remote: moved from seq %d to %d; run silt pull\n", st.SeenSeq, st.RemoteSeq)
-			default:
-				c.printf("remote: up to date at seq %d\n", st.RemoteSeq)
-			}
-		})
+				if st.Excluded > 0 {
+					c.printf("excluded: %d paths (by .siltignore and --exclude; a directory counts once)\n", st.Excluded)
+				}
+				if st.Skipped > 0 {
+					c.printf("skipped: %d (not regular files; silt syncs regular files only)\n", st.Skipped)
+					for _, sk := range st.SkippedList {
+						c.printf("  %s: %s\n", sk.Path, sk.Kind)
+					}
+					if n := st.Skipped - len(st.SkippedList); n > 0 {
+						c.printf("  ... and %d more\n", n)
+					}
+				}
+				c.printf("marked dirty: %d paths", len(st.Dirty))
+				if st.Overflow {
+					c.printf(" (overflowed: the next push walks everything)")
+				}
+				c.printf("\n")
+				for _, p := range st.Dirty {
+					c.printf("  %s\n", p)
+				}
+				switch {
+				case *offline:
+					c.printf("remote: not checked (--offline); last seen seq %d\n", st.SeenSeq)
+				case st.RemoteMoved:
+					c.printf("remote: moved from seq %d to %d; run silt pull\n", st.SeenSeq, st.RemoteSeq)
+				default:
+					c.printf("remote: up to date at seq %d\n", st.RemoteSeq)
+				}
+			})
+		}
 	},
 }
 
@@ -365,33 +364,31 @@ var hydrateCmd = &command{
 	args:    "PATH...",
 	summary: "download files a --metadata-only pull left out: one file, or every one under a directory",
 	example: "silt hydrate --dir ./cache data/acme/bert/state/3/raw\nsilt hydrate data/acme/bert        # a whole subtree",
-	run: func(ctx context.Context, c *cli, args []string) error {
-		fs := c.newFlags()
+	minArgs: 1, maxArgs: -1,
+	setup: func(c *cli, fs *flag.FlagSet) runFunc {
 		dir := dirFlag(fs)
 		c.changeFlags(fs)
-		paths, err := c.parse(fs, args, 1, -1)
-		if err != nil {
-			return err
-		}
-		bd, err := c.openBound(ctx, *dir)
-		if err != nil {
-			return err
-		}
-		defer bd.Close()
-		total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
-		for _, p := range c.cachePaths(bd.s.Root(), paths) {
-			ok, st, err := hydrate(ctx, bd, p)
-			total = total.Add(st)
+		return func(ctx context.Context, paths []string) error {
+			bd, err := c.openBound(ctx, *dir)
 			if err != nil {
-				c.partial(total)
-				return fmt.Errorf("hydrate %s in %s: %w", p, bd.dir, err)
+				return err
 			}
-			if !ok {
-				return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, redactURL(bd.cfg.URL)),
-					"list what the index holds with: silt ls "+redactURL(bd.cfg.URL))
+			defer bd.Close()
+			total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
+			for _, p := range c.cachePaths(bd.s.Root(), paths) {
+				ok, st, err := hydrate(ctx, bd, p)
+				total = total.Add(st)
+				if err != nil {
+					c.partial(total)
+					return fmt.Errorf("hydrate %s in %s: %w", p, bd.dir, err)
+				}
+				if !ok {
+					return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, redactURL(bd.cfg.URL)),
+						"list what the index holds with: silt ls "+redactURL(bd.cfg.URL))
+				}
 			}
+			return c.result(total, func() { c.printStats(total) })
 		}
-		return c.result(total, func() { c.printStats(total) })
 	},
 }
 
@@ -406,7 +403,13 @@ func hydrate(ctx context.Context, bd *bound, p string) (bool, syncer.Stats, erro
 	}
 	st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: []string{p}})
 	f := st.Files
-	return err != nil || f.Downloaded+f.Unchanged+f.Conflicts > 0, st, err
+	if err == nil && f.Downloaded+f.Unchanged+f.Conflicts == 0 {
+		// A scope a pull already synced reads nothing and counts nothing:
+		// a directory it left in the cache is hydrated already.
+		fi, serr := os.Stat(filepath.Join(bd.s.Root(), filepath.FromSlash(p)))
+		return serr == nil && fi.IsDir(), st, nil
+	}
+	return true, st, err
 }
 
 // acquireForPush takes the lock a push commits under: the same object as
@@ -431,4 +434,28 @@ func acquireForPush(ctx context.Context, bd *bound, key string, wait time.Durati
 		return nil, fmt.Errorf("push --lock %s: %w", key, err)
 	}
 	return lease, nil
+}
+
+// statusShown bounds the changes status lists without -v.
+const statusShown = 10
+
+// printChanges lists the files a push would change (not the unchanged
+// ones, nor conflicts, listed apart): at most statusShown without -v.
+func (c *cli) printChanges(changes []syncer.Change, omitted int) {
+	shown := 0
+	for _, ch := range changes {
+		if ch.Action == syncer.ActionConflict {
+			continue
+		}
+		if !c.verbose && shown == statusShown {
+			omitted++
+			continue
+		}
+		shown++
+		ch.DryRun = false
+		c.printf("  %s\n", changeLine(ch))
+	}
+	if omitted > 0 {
+		c.printf("  ... and %d more (silt status -v lists them all; --json too, up to --json-changes)\n", omitted)
+	}
 }
