@@ -153,6 +153,12 @@ func TestServer_Events_ProgressAndRemoteMove(t *testing.T) {
 func TestServer_Events_WatchIsOneConditionalReadPerPoll(t *testing.T) {
 	store := wrap.Count(mem.New())
 	st := start(t, store)
+	// A committed bucket: with no manifest at all, a read also lists one
+	// key of the history to tell a fresh bucket from a lost manifest.
+	write(t, st.dir, "a", "1")
+	if _, err := st.client.Push(t.Context(), syncer.PushOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
 	st.srv.pollRemote(true, "")
 	before := store.Counts()
 	st.srv.host.mu.Lock()
@@ -239,7 +245,11 @@ func TestBucketServer_LocksControlHealthNamespacesRead(t *testing.T) {
 	if ok, err := c.ControlPutIfAbsent(t.Context(), "runs/1", []byte("x")); err != nil || !ok {
 		t.Fatalf("control put-if-absent %v %v", ok, err)
 	}
-	if h, err := c.Health(t.Context()); err != nil || !h.Healthy || h.Requests.Total != 1 {
+	// The bucket has no manifest: the health check's read is the GET and
+	// the one-key List of the history that tells a fresh bucket from a
+	// lost manifest (TestServer_Health_OneReadNoWrite: one on a committed
+	// bucket).
+	if h, err := c.Health(t.Context()); err != nil || !h.Healthy || h.Requests.Total != 2 || h.Requests.Put != 0 {
 		t.Fatalf("health %+v %v", h, err)
 	}
 	if err := c.RegisterNamespace(t.Context(), "team-b", "repo-b"); err != nil {

@@ -3,6 +3,7 @@ package s3
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -131,11 +132,23 @@ func (b *Backend) classify(op, key string, err error) error {
 			hint = " (without s3:ListBucket a missing key also answers 403)"
 		}
 		return fail(backend.ErrPermission, "access key %s may not %s on s3://%s/%s%s", accessKey(re), permissionFor[op], b.cfg.Bucket, b.cfg.Prefix+key, hint)
+	case status < 300 && cutBody(err):
+		// A success whose body broke off before it could be decoded (a
+		// reset or a proxy cutting a listing): the same request may
+		// succeed, and a listing has no partial result to keep.
+		return backend.Retryable(op, key, err)
 	case status == http.StatusMovedPermanently:
 		return backend.Permanent(op, key, fmt.Errorf("bucket %q is in another region than %q; set Config.Region (region= in the URL): %w",
 			b.cfg.Bucket, b.region, err))
 	}
 	return backend.Permanent(op, key, err)
+}
+
+// cutBody reports whether err is a response body that ended early or
+// could not be decoded.
+func cutBody(err error) bool {
+	_, deser := errors.AsType[*smithy.DeserializationError](err)
+	return deser || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // absent reports whether a 404 with this error code means the key does
