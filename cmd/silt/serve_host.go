@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	flag "github.com/spf13/pflag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"io"
 	"net"
 	"os"
