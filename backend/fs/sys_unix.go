@@ -27,3 +27,18 @@ func lockFile(f *os.File) error {
 		}
 	}
 }
+
+// tryLockFile takes f's exclusive advisory lock if no one holds it:
+// locked is false when another holder has it.
+func tryLockFile(f *os.File) (locked bool, err error) {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EWOULDBLOCK:
+			return false, nil
+		}
+		return err == nil, err
+	}
+}

@@ -23,3 +23,13 @@ func rmdir(p string) error { return syscall.Rmdir(p) }
 func lockFile(f *os.File) error {
 	return windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, new(windows.Overlapped))
 }
+
+// tryLockFile takes f's exclusive lock if no one holds it: locked is
+// false when another handle has it.
+func tryLockFile(f *os.File) (locked bool, err error) {
+	err = windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, new(windows.Overlapped))
+	if err == windows.ERROR_LOCK_VIOLATION {
+		return false, nil
+	}
+	return err == nil, err
+}

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // A Put stages its body in a temp file under .silt-fs/tmp and holds an
@@ -40,8 +38,8 @@ func (b *Backend) createTemp() (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		err = flock(f, unix.LOCK_EX|unix.LOCK_NB)
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		locked, err := tryLockFile(f)
+		if err == nil && !locked {
 			f.Close() // a sweep saw it unlocked and is removing it
 			continue
 		}
@@ -91,20 +89,11 @@ func removeIfAbandoned(name string) {
 		return // gone meanwhile, or not ours to remove
 	}
 	defer f.Close()
-	if flock(f, unix.LOCK_EX|unix.LOCK_NB) != nil {
-		return // a live writer holds it (or the file system has no flock)
+	if locked, err := tryLockFile(f); err != nil || !locked {
+		return // a live writer holds it (or the file system has no locks)
 	}
 	if sameFile(f, name) {
 		os.Remove(name)
-	}
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		err := unix.Flock(int(f.Fd()), how)
-		if err != unix.EINTR {
-			return err
-		}
 	}
 }
 
