@@ -121,6 +121,11 @@ export interface ResolveOptions {
   paths?: string[];
   /** Every conflict status lists. */
   all?: boolean;
+  /**
+   * With keep "remote": replace a path that has unpushed edits and no
+   * remembered conflict too (refused otherwise); a backup is kept.
+   */
+  force?: boolean;
 }
 
 export interface Preview {

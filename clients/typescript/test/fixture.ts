@@ -33,7 +33,8 @@ export class Fixture {
   readonly bucket: string;
   readonly cache: string;
   readonly peer: string;
-  readonly token = "t0ken-" + Math.random().toString(36).slice(2);
+  // At least 128 bits: silt serve refuses a shorter token.
+  readonly token = "t0ken-" + Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => b.toString(16).padStart(2, "0")).join("");
   tcpAddress = "";
   #proc: ChildProcess | undefined;
 
@@ -77,7 +78,7 @@ export class Fixture {
     this.silt("init", "--dir", this.cache, url);
     this.silt("init", "--dir", this.peer, url);
     const tokenFile = join(this.root, "token");
-    writeFileSync(tokenFile, this.token + "\n");
+    writeFileSync(tokenFile, this.token + "\n", { mode: 0o600 }); // silt serve refuses a token others can read
     const p = spawn(siltBin(), ["serve", "--dir", this.cache, "--listen", "127.0.0.1:0", "--token-file", tokenFile], {
       stdio: ["ignore", "pipe", "pipe"],
     });
