@@ -61,6 +61,7 @@ var (
 	reTime  = regexp.MustCompile(`\b[0-9]+(\.[0-9]+)? ?(ms|µs|s)\b`)
 	reMs    = regexp.MustCompile(`"(ms|at|acquired_at|acquiredAt|nonce|expires_at|heartbeat_at|pid)": ?("[^"]*"|[0-9.e+-]+)`)
 	reSpeed = regexp.MustCompile(`[0-9.]+ [KMGT]?i?B/s`)
+	reKept  = regexp.MustCompile(`\.silt/kept/[0-9]{8}T[0-9]{6}-[0-9a-f]+`) // a kept copy's name: when and a random id
 )
 
 func (w *world) normalize(s string) string {
@@ -70,6 +71,7 @@ func (w *world) normalize(s string) string {
 	s = strings.ReplaceAll(s, strings.TrimPrefix(w.u, "file://"), "U")
 	s = reMs.ReplaceAllString(s, `"$1":0`)
 	s = reSpeed.ReplaceAllString(s, "S")
+	s = reKept.ReplaceAllString(s, ".silt/kept/K")
 	return reTime.ReplaceAllString(s, "T")
 }
 
