@@ -78,15 +78,10 @@ func (l *local) replace(p, tmp string, w want) (string, error) {
 		return "", l.explain(p, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	cur, err := l.openedAt(p, name, f, "download")
 	if err != nil {
 		return "", err
 	}
-	lfi, err := l.dir.Lstat(name)
-	if err != nil || !fi.Mode().IsRegular() || !os.SameFile(fi, lfi) {
-		return "", &LocalEditError{Path: p, Reason: "replaced locally while the download ran; left in place"}
-	}
-	cur := infoFile(fi)
 	if !w.backup && !cur.same(w.local) {
 		reason := "changed locally while the download ran; kept the local copy"
 		if !w.local.exists {
@@ -188,15 +183,10 @@ func (l *local) removeAs(p string, w want) (string, error) {
 		return "", l.explain(p, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	cur, err := l.openedAt(p, name, f, "pull")
 	if err != nil {
 		return "", err
 	}
-	lfi, err := l.dir.Lstat(name)
-	if err != nil || !fi.Mode().IsRegular() || !os.SameFile(fi, lfi) {
-		return "", &LocalEditError{Path: p, Reason: "replaced locally while the pull ran; left in place"}
-	}
-	cur := infoFile(fi)
 	if !w.backup && !cur.same(w.local) {
 		return "", &LocalEditError{Path: p, Reason: "deleted remotely and changed locally while the pull ran; kept the local copy"}
 	}
@@ -209,4 +199,19 @@ func (l *local) removeAs(p string, w want) (string, error) {
 		return "", nil
 	}
 	return l.keep(f)
+}
+
+// openedAt returns the stat of f, opened at name, if name still is that
+// regular file; anything that took its place meanwhile is a
+// *LocalEditError naming the operation that was running (during).
+func (l *local) openedAt(p, name string, f *os.File, during string) (localFile, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return localFile{}, err
+	}
+	lfi, err := l.dir.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() || !os.SameFile(fi, lfi) {
+		return localFile{}, &LocalEditError{Path: p, Reason: "replaced locally while the " + during + " ran; left in place"}
+	}
+	return infoFile(fi), nil
 }
