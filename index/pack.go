@@ -33,11 +33,10 @@ func PutPack(ctx context.Context, b backend.Backend, data []byte) (sha string, s
 	}
 	salted := append(append(make([]byte, 0, len(data)+PackTrailer), data...), Trailer()...)
 	sha = PackSHA(salted)
-	created, err = putAbsent(ctx, b, PackKey(sha), salted)
-	if err == nil && !created {
-		err = fmt.Errorf("write pack %s: a pack with a fresh random trailer already exists", sha)
-	}
-	return sha, created, err
+	// The name holds a fresh random trailer: a pack already there is this
+	// write's own, landed before a lost acknowledgement.
+	_, err = putAbsent(ctx, b, PackKey(sha), salted)
+	return sha, err == nil, err
 }
 
 // PackTrailer is the size of the random trailer of a re-stored pack.

@@ -418,6 +418,9 @@ func (s *Syncer) sendAlone(ctx context.Context, b backend.Backend, u upload) (st
 	switch {
 	case vr.failed:
 		return "", errChangedWhileRead
+	case backend.IsPrecondition(err):
+		// The name holds a fresh random trailer: a pack already there is
+		// this write's own, landed before a lost acknowledgement.
 	case err != nil:
 		return "", fmt.Errorf("write pack %s: %w", pack, err)
 	}
