@@ -451,3 +451,31 @@ func TestModel_Regression_HydrateAfterLocalDeletionInstallsStaleBytes(t *testing
 		}
 	})
 }
+
+// F18 (CI's model run, Mem/Shared at SILT_MODEL_BUDGET=1000, RAPID_SEED
+// 20261201): a push of a marked directory that ended with a conflict under
+// it kept the directory's mark whole, so the next push, of another path,
+// walked the directory again and committed a deletion made there since
+// without a mark. The mark is now narrowed to the conflicting path.
+func TestModel_Regression_ConflictKeepsWholeDirectoryMark(t *testing.T) {
+	regress(t, "", func(t *testing.T, bk *bucket) {
+		a, b := bk.host(), bk.host()
+		b.writeMark(map[string]string{"data/t/1/latest": "b1"})
+		b.push()
+		a.write("data/t/1/latest", "a1") // never synced: a conflict with b1
+		a.write("data/t/1/raw", "r1")
+		a.mark("data/t/1")
+		if st := a.push(); st.Files.Conflicts != 1 || !bk.committed("data/t/1/raw") {
+			t.Fatalf("first push: %d conflicts, raw committed %v; want the conflict on latest and raw pushed", st.Files.Conflicts, bk.committed("data/t/1/raw"))
+		}
+		a.remove("data/t/1/raw") // no mark
+		a.writeMark(map[string]string{"data/t/x y/raw": "x"})
+		a.push()
+		if !bk.committed("data/t/1/raw") {
+			t.Fatal("a push of data/t/x y committed the unmarked deletion of data/t/1/raw: the directory's mark outlived the push that settled it")
+		}
+		if st := a.push(); st.Files.Conflicts != 1 {
+			t.Errorf("the conflict on data/t/1/latest is no longer pending: %+v", st.Conflicts)
+		}
+	})
+}

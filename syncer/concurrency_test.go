@@ -299,13 +299,14 @@ func TestSyncer_Push_ConcurrentPushesGroupCommit(t *testing.T) {
 			t.Errorf("%s/f1 = %q", model(i), got)
 		}
 	}
-	// Nothing is left to push but the conflict, which stays dirty.
+	// Nothing is left to push but the conflict, which stays dirty: the
+	// directory's mark narrowed to the conflicting file (F18).
 	st, err := c.Status(t.Context(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(st.Dirty, []string{model(3)}) {
-		t.Errorf("dirty after the pushes: %v, want only %s", st.Dirty, model(3))
+	if !slices.Equal(st.Dirty, []string{model(3) + "/f0"}) {
+		t.Errorf("dirty after the pushes: %v, want only %s/f0", st.Dirty, model(3))
 	}
 }
 

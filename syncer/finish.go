@@ -91,13 +91,6 @@ func (s *Syncer) finishPush(pm *prepared, res *commitResult) error {
 				return err
 			}
 		}
-		return t.clearDirty(pm.d, len(pm.keep) == 0, func(q string) bool {
-			for k := range pm.keep {
-				if under(k, q) {
-					return false
-				}
-			}
-			return true
-		})
+		return t.clearDirty(pm.d, len(pm.keep) == 0, pm.keep)
 	})
 }

@@ -284,18 +284,35 @@ func (t stx) markDirty(p string, cap int) error {
 	return b.Put([]byte(p), v[:])
 }
 
-// clearDirty removes the marks of snapshot d that were not renewed since,
-// and only those whose paths done accepts: a mark made during a push, or one
-// the push could not finish, stays for the next push. The bulk and overflow
-// flags go only when whole is true: nothing the walk found was left behind.
-func (t stx) clearDirty(d dirtySet, whole bool, done func(p string) bool) error {
+// clearDirty removes the marks of snapshot d that were not renewed since.
+// A mark with paths of keep at or under it (a conflict, a file the push
+// could not finish) stays for the next push, narrowed to those paths: a
+// directory's mark kept whole would carry into the next push every change
+// made under it since without a mark (model finding F18). The bulk and
+// overflow flags go only when whole is true: nothing the walk found was
+// left behind.
+func (t stx) clearDirty(d dirtySet, whole bool, keep map[string]bool) error {
 	b := t.tx.Bucket(bucketDirty)
 	for p := range d.paths {
 		cur := b.Get([]byte(p))
-		if len(cur) == 8 && binary.BigEndian.Uint64(cur) <= d.upTo && done(p) {
-			if err := b.Delete([]byte(p)); err != nil {
+		if len(cur) != 8 || binary.BigEndian.Uint64(cur) > d.upTo || keep[p] {
+			continue // renewed during the push, or kept as it is
+		}
+		var n [8]byte
+		copy(n[:], cur)
+		for k := range keep {
+			if !under(k, p) {
+				continue
+			}
+			if old := b.Get([]byte(k)); len(old) == 8 && binary.BigEndian.Uint64(old) >= binary.BigEndian.Uint64(n[:]) {
+				continue
+			}
+			if err := b.Put([]byte(k), n[:]); err != nil {
 				return err
 			}
+		}
+		if err := b.Delete([]byte(p)); err != nil {
+			return err
 		}
 	}
 	for _, k := range [][]byte{metaOverflow, metaBulk} {
