@@ -102,8 +102,7 @@ func (m *modelRun) actWrite(t *rapid.T) {
 	if err := os.WriteFile(abs, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	delete(c.lazy(), p)
-	c.lastPull = nil
+	c.lastPull = nil // a lazy record stays lazy: only a push or a pull settles it
 	m.logf("c%d write %q mark=%s", c.id, p, m.mark(t, c, p, false))
 }
 
@@ -233,7 +232,6 @@ func (m *modelRun) actTwoPhase(t *rapid.T) {
 	if err := os.WriteFile(abs, []byte(m.content(d, p)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	delete(d.lazy(), p)
 	d.lastPull = nil
 	if err := d.s.MarkDirty(p); err != nil {
 		t.Fatal(err)

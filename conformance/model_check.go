@@ -266,6 +266,9 @@ func (m *modelRun) checkPush(c *mcache, prepBefore, before, after snapshotView, 
 		if got[p] == disk[p] {
 			c.base[p] = disk[p]
 			delete(c.unknown, p)
+			if disk[p] != "" {
+				delete(c.lazy(), p) // the committed file is this cache's now
+			}
 		}
 	}
 	return o

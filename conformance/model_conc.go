@@ -47,6 +47,7 @@ type concOp struct {
 	// run is the operation, in its own goroutine.
 	run     func(ctx context.Context) (syncer.Stats, error)
 	covered map[string]bool // a push: the marks it settles
+	all     bool            // a push that walks the whole cache (PushOptions.All)
 	hydrate bool            // checked as a pull of its one file
 	out     opOut
 }
@@ -59,6 +60,7 @@ func (m *modelRun) concActions() map[string]func(*rapid.T) {
 		"concPullPush": func(t *rapid.T) { m.actConcurrent(t, "pull||push") },
 		"concSameDir":  func(t *rapid.T) { m.actConcurrent(t, "same model") },
 		"concHydrate":  func(t *rapid.T) { m.actConcurrent(t, "pull-dir||hydrate") },
+		"concPullAll":  func(t *rapid.T) { m.actConcurrent(t, "pull-model||push-all") },
 	}
 }
 
@@ -72,6 +74,10 @@ func (m *modelRun) actConcurrent(t *rapid.T, kind string) {
 		ops = []*concOp{m.concPull(c, ""), m.drawConcPush(t, c)}
 	case "same model":
 		ops = m.drawSameModel(t, c)
+	case "pull-model||push-all":
+		// The command line's push holds everything while it walks, then
+		// only what it changes: a scoped pull runs beside its uploads.
+		ops = []*concOp{m.concPull(c, m.drawAnyModel(t)), m.concPushAll(c)}
 	default:
 		m.logf("c%d pull MetadataOnly", c.id)
 		m.doPull(c, nil, true)
@@ -169,7 +175,7 @@ func (m *modelRun) checkSerial(c *mcache, order []*concOp, snap0, snap1 snapshot
 			next = snap1
 		}
 		m.committed = next
-		m.checkPush(c, snap, snap, next, disk, o.covered, false, nil, o.out)
+		m.checkPush(c, snap, snap, next, disk, o.covered, o.all, nil, o.out)
 		snap = next
 	}
 	// A push listed before the last operation that took more than its
@@ -252,6 +258,12 @@ func (m *modelRun) concPushPaths(c *mcache, p string) *concOp {
 		run: func(ctx context.Context) (syncer.Stats, error) { return pushPaths(ctx, c.s, []string{p}) }}
 }
 
+// concPushAll is the command line's push: a walk of the whole cache.
+func (m *modelRun) concPushAll(c *mcache) *concOp {
+	return &concOp{name: "push All", covered: copyMarks(c.marks), all: true, scope: "",
+		run: func(ctx context.Context) (syncer.Stats, error) { return c.s.Push(ctx, syncer.PushOptions{All: true}) }}
+}
+
 // drawConcPush draws a push to run with an unscoped pull: a plain push
 // (its scope is the dirty set), a Paths push of one of c's models, or a
 // write there marked and pushed from the goroutine.
@@ -299,7 +311,6 @@ func (m *modelRun) concMarkPush(t *rapid.T, c *mcache, dir string) *concOp {
 	if err := os.WriteFile(abs, []byte(m.content(c, p)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	delete(c.lazy(), p)
 	c.lastPull = nil
 	c.marks[p] = true
 	covered := pathsPushCovers(c.marks, []string{dir})

@@ -268,7 +268,6 @@ func (m *modelRun) restore(t *rapid.T) bool {
 		if err := os.WriteFile(abs, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		delete(c.lazy(), p)
 		if err := c.s.MarkDirty(p); err != nil {
 			m.t.Fatalf("MarkDirty(%q): %v", p, err)
 		}

@@ -479,3 +479,31 @@ func TestModel_Regression_ConflictKeepsWholeDirectoryMark(t *testing.T) {
 		}
 	})
 }
+
+// F19 (model, not engine; the liveness mode at SILT_MODEL_BUDGET=300,
+// Mem/Shared, RAPID_SEED=20261201, replays with -rapid.seed=20276252): a
+// file written over a lazy record, never pushed, then deleted and marked,
+// leaves the cache as a MetadataOnly pull did: the record is still lazy and
+// the absence is no evidence of a deletion. The oracle had dropped the
+// lazy mark at the write and called the push's skip a lost deletion. This
+// pins the engine's behaviour: the remote entry stays.
+func TestModel_Regression_WriteOverLazyRecordThenDeleteIsNoDeletion(t *testing.T) {
+	regress(t, "", func(t *testing.T, bk *bucket) {
+		a, b := bk.host(), bk.host()
+		a.writeMark(map[string]string{"data/t/1/raw": "committed"})
+		a.push()
+		if _, err := b.s.Pull(context.Background(), syncer.PullOptions{MetadataOnly: true}); err != nil {
+			t.Fatal(err)
+		}
+		b.write("data/t/1/raw", "local, never pushed")
+		b.remove("data/t/1/raw")
+		b.mark("data/t/1/raw")
+		st := b.push()
+		if !bk.committed("data/t/1/raw") {
+			t.Fatalf("the push deleted data/t/1/raw (%+v): the cache never had its bytes", st.Files)
+		}
+		if st.Files.Deleted != 0 || st.Files.Conflicts != 0 {
+			t.Errorf("push: %+v; want nothing deleted and no conflict", st.Files)
+		}
+	})
+}

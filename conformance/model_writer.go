@@ -85,7 +85,6 @@ func (m *modelRun) actWriter(t *rapid.T, op string) {
 	if err := os.WriteFile(abs, []byte(m.content(d, p)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	delete(d.lazy(), p)
 	d.lastPull = nil
 	if err := d.s.MarkDirty(p); err != nil {
 		t.Fatal(err)

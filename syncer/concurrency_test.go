@@ -145,6 +145,54 @@ func TestSyncer_Pull_ScopedRunsWhilePushOfAnotherModelUploads(t *testing.T) {
 	}
 }
 
+// The command line's push walks the whole cache (PushOptions.All), so it
+// starts under the lock of everything; once its plan is made it holds only
+// the paths it changes, and a scoped pull of another model (another silt
+// process's, through this one's service) runs beside its uploads (issue 20:
+// it waited for the whole push).
+func TestSyncer_Pull_ScopedRunsWhileWholeCachePushUploads(t *testing.T) {
+	store := mem.New()
+	seedModel(t, openCache(t, store), "data/t/m3", 3)
+	g := newGate(store, isObject)
+	c := openCache(t, g)
+	writeFile(t, c, "data/t/m2/x", "m2")
+	pushed := make(chan opResult, 1)
+	go func() {
+		st, err := c.Push(t.Context(), syncer.PushOptions{All: true})
+		pushed <- opResult{st, err}
+	}()
+	<-g.arrived // the push is mid-upload and stays there
+
+	// The bound only turns the old behaviour (waiting for the push, which
+	// never ends while the gate holds it) into a failure, not a hang.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	st, err := c.Pull(ctx, syncer.PullOptions{Scope: []string{"data/t/m3"}})
+	if err != nil {
+		close(g.release)
+		t.Fatalf("scoped pull beside the whole-cache push: %v (it waited for the push)", err)
+	}
+	if st.Files.Downloaded != 3 || readFile(t, c, "data/t/m3/f1") != "data/t/m3/1" {
+		t.Fatalf("scoped pull downloaded %d files, want 3", st.Files.Downloaded)
+	}
+	select {
+	case r := <-pushed:
+		t.Fatalf("push finished before its upload was released: %+v", r)
+	default:
+	}
+	close(g.release)
+	r := <-pushed
+	if r.err != nil || r.st.Files.Uploaded != 1 {
+		t.Fatalf("push: uploaded %d, err %v; want 1, nil", r.st.Files.Uploaded, r.err)
+	}
+	// The pull's files are this cache's now: a push that walks everything
+	// again finds nothing to send.
+	again, err := c.Push(t.Context(), syncer.PushOptions{All: true})
+	if err != nil || again.Files.Uploaded != 0 || again.Files.Deleted != 0 || again.Files.Conflicts != 0 {
+		t.Fatalf("second whole-cache push: %+v, %v; want nothing to do", again.Files, err)
+	}
+}
+
 func TestSyncer_Pull_WaitsForOverlappingOperationsInArrivalOrder(t *testing.T) {
 	store := mem.New()
 	g := newGate(store, isObject)

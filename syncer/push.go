@@ -74,12 +74,12 @@ func (s *Syncer) preparePushed(ctx context.Context, name string, opts PushOption
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		release, err := s.enter(ctx, sc)
+		release, narrow, err := s.enterNarrowable(ctx, sc)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		o := s.begin(ctx, name)
-		o.held = sc
+		o.held, o.narrow = sc, narrow
 		pm, err := s.prepare(ctx, o, opts)
 		if errors.Is(err, errScopeGrew) {
 			release()
@@ -120,6 +120,34 @@ func (d dirtySet) lock() lockScope {
 		return scopeAll()
 	}
 	return scopePaths(slices.Collect(maps.Keys(d.paths))...)
+}
+
+// narrowTo makes a push that walked everything hold, from here on, only
+// the paths its plan touches: a scoped pull or push elsewhere in the cache
+// (another process's, through this one's service) runs beside its uploads
+// and commit instead of waiting for them (issue 20). Nothing outside the
+// plan is read or written again by this push: its marks are cleared by
+// number, so one made meanwhile stays.
+func (o *op) narrowTo(lp localPlan) {
+	if o.narrow == nil || !o.held.all {
+		return
+	}
+	var ps []string
+	for _, u := range lp.uploads {
+		ps = append(ps, u.path)
+	}
+	for _, r := range lp.removes {
+		ps = append(ps, r.path)
+	}
+	for _, d := range lp.touch {
+		ps = append(ps, d.path)
+	}
+	for p := range lp.refused {
+		ps = append(ps, p)
+	}
+	sc := lockScope{mode: o.held.mode, paths: topmost(ps)}
+	o.narrow(sc)
+	o.held = sc
 }
 
 // upload is one file to send: its content as hashed while planning.

@@ -108,29 +108,40 @@ func (l *scopeLocks) acquire(ctx context.Context, sc lockScope) (func(), error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	r, err := l.acquireDone(ctx.Done(), ctx.Err, sc)
+	if err != nil {
+		return nil, err
+	}
+	return func() { l.remove(r) }, nil
+}
+
+// acquireHeld is acquire, returning the held request itself, for narrow.
+func (l *scopeLocks) acquireHeld(ctx context.Context, sc lockScope) (*lockReq, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return l.acquireDone(ctx.Done(), ctx.Err, sc)
 }
 
 // wait blocks until sc may run, without a deadline: for the methods that
 // take no context and only wait for short local writes.
 func (l *scopeLocks) wait(sc lockScope) func() {
-	release, _ := l.acquireDone(nil, nil, sc)
-	return release
+	r, _ := l.acquireDone(nil, nil, sc)
+	return func() { l.remove(r) }
 }
 
-func (l *scopeLocks) acquireDone(done <-chan struct{}, cause func() error, sc lockScope) (func(), error) {
+func (l *scopeLocks) acquireDone(done <-chan struct{}, cause func() error, sc lockScope) (*lockReq, error) {
 	r := &lockReq{sc: sc, ready: make(chan struct{})}
 	l.mu.Lock()
 	l.queue = append(l.queue, r)
 	l.grantLocked()
 	waiting, observe := !r.granted, l.observe
 	l.mu.Unlock()
-	release := func() { l.remove(r) }
 	if !waiting {
 		if observe != nil {
 			observe(sc, "run")
 		}
-		return release, nil
+		return r, nil
 	}
 	if observe != nil {
 		observe(sc, "wait")
@@ -140,11 +151,26 @@ func (l *scopeLocks) acquireDone(done <-chan struct{}, cause func() error, sc lo
 		if observe != nil {
 			observe(sc, "run")
 		}
-		return release, nil
+		return r, nil
 	case <-done:
 		l.remove(r) // granted meanwhile or not, it gives its place up
 		return nil, cause()
 	}
+}
+
+// narrow replaces the scope r holds by sc, which must lie within it (see
+// lockScope.covers), and grants what waited only for the difference: a
+// push that had to walk everything holds, once its plan is made, only the
+// paths it changes.
+func (l *scopeLocks) narrow(r *lockReq, sc lockScope) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !r.sc.covers(sc) {
+		return // not narrower: keep what is held
+	}
+	sc.mode = r.sc.mode
+	r.sc = sc
+	l.grantLocked()
 }
 
 func (l *scopeLocks) remove(r *lockReq) {

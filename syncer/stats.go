@@ -155,6 +155,7 @@ type op struct {
 	checked               int
 	doneBytes, totalBytes int64
 	held                  lockScope       // the scope lock the operation runs under
+	narrow                func(lockScope) // narrows held (a push that walked everything), or nil
 	ex                    *ignore.Matcher // the operation's exclude rules; nil: none
 	tr                    opTrace         // Config.Tracer's spans (trace.go)
 	obs                   Observer        // the caller's, from the context (observe.go)

@@ -276,6 +276,20 @@ func (s *Syncer) enter(ctx context.Context, sc lockScope) (func(), error) {
 	return s.opened(release)
 }
 
+// enterNarrowable is enter, also returning a function that narrows the
+// held scope to one within it (scopeLocks.narrow).
+func (s *Syncer) enterNarrowable(ctx context.Context, sc lockScope) (release func(), narrow func(lockScope), err error) {
+	r, err := s.locks.acquireHeld(ctx, sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	release, err = s.opened(func() { s.locks.remove(r) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return release, func(n lockScope) { s.locks.narrow(r, n) }, nil
+}
+
 // enterWait is enter without a deadline, for the methods that take no
 // context: they wait only for operations on their own paths.
 func (s *Syncer) enterWait(sc lockScope) (func(), error) {

@@ -80,6 +80,7 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 	if err != nil {
 		return nil, err
 	}
+	o.narrowTo(lp)
 	o.mark("walk")
 	pm := (&prepared{d: lp.d, touch: lp.touch, sh: s.newShards(o.backend())}).normalize()
 	for p, reason := range lp.refused {
