@@ -152,9 +152,23 @@ func TestSyncer_Pull_ScopedRunsWhilePushOfAnotherModelUploads(t *testing.T) {
 // it waited for the whole push).
 func TestSyncer_Pull_ScopedRunsWhileWholeCachePushUploads(t *testing.T) {
 	store := mem.New()
-	seedModel(t, openCache(t, store), "data/t/m3", 3)
+	peer := openCache(t, store)
+	seedModel(t, peer, "data/t/m3", 3)
 	g := newGate(store, isObject)
+	g.armed.Store(false)
 	c := openCache(t, g)
+	// c's copies of m3 were just installed, so the push's walk re-hashes
+	// them (their mtimes are racily close to their verification).
+	if _, err := c.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		writeFile(t, peer, fmt.Sprintf("data/t/m3/f%d", i), fmt.Sprintf("data/t/m3/%d", i+10))
+	}
+	if _, err := peer.Push(t.Context(), syncer.PushOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	g.armed.Store(true)
 	writeFile(t, c, "data/t/m2/x", "m2")
 	pushed := make(chan opResult, 1)
 	go func() {
@@ -172,7 +186,7 @@ func TestSyncer_Pull_ScopedRunsWhileWholeCachePushUploads(t *testing.T) {
 		close(g.release)
 		t.Fatalf("scoped pull beside the whole-cache push: %v (it waited for the push)", err)
 	}
-	if st.Files.Downloaded != 3 || readFile(t, c, "data/t/m3/f1") != "data/t/m3/1" {
+	if st.Files.Downloaded != 3 || readFile(t, c, "data/t/m3/f1") != "data/t/m3/11" {
 		t.Fatalf("scoped pull downloaded %d files, want 3", st.Files.Downloaded)
 	}
 	select {

@@ -122,15 +122,24 @@ func (d dirtySet) lock() lockScope {
 	return scopePaths(slices.Collect(maps.Keys(d.paths))...)
 }
 
-// narrowTo makes a push that walked everything hold, from here on, only
-// the paths its plan touches: a scoped pull or push elsewhere in the cache
+// narrowPush makes a push that walked everything hold, from here on, only
+// the paths its plan changes: a scoped pull or push elsewhere in the cache
 // (another process's, through this one's service) runs beside its uploads
-// and commit instead of waiting for them (issue 20). Nothing outside the
-// plan is read or written again by this push: its marks are cleared by
-// number, so one made meanwhile stays.
-func (o *op) narrowTo(lp localPlan) {
+// and commit instead of waiting for them (issue 20). The unchanged files
+// the walk re-hashed are re-recorded first, at once, since that holds
+// whatever the push's outcome, so it need not hold them (a freshly pulled
+// file is re-hashed by the next walk: its mtime is racily close to its
+// verification). Nothing outside the plan is read or written again by
+// this push: its marks are cleared by number, so one made meanwhile stays.
+func (s *Syncer) narrowPush(o *op, lp *localPlan, dryRun bool) error {
 	if o.narrow == nil || !o.held.all {
-		return
+		return nil
+	}
+	if !dryRun && len(lp.touch) > 0 {
+		if err := s.st.update(func(t stx) error { return applyPull(t, lp.touch) }); err != nil {
+			return err
+		}
+		lp.touch = nil
 	}
 	var ps []string
 	for _, u := range lp.uploads {
@@ -148,6 +157,7 @@ func (o *op) narrowTo(lp localPlan) {
 	sc := lockScope{mode: o.held.mode, paths: topmost(ps)}
 	o.narrow(sc)
 	o.held = sc
+	return nil
 }
 
 // upload is one file to send: its content as hashed while planning.

@@ -80,7 +80,9 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 	if err != nil {
 		return nil, err
 	}
-	o.narrowTo(lp)
+	if err := s.narrowPush(o, &lp, opts.DryRun); err != nil {
+		return nil, err
+	}
 	o.mark("walk")
 	pm := (&prepared{d: lp.d, touch: lp.touch, sh: s.newShards(o.backend())}).normalize()
 	for p, reason := range lp.refused {
