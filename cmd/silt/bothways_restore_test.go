@@ -23,7 +23,6 @@ func TestCLI_BothWays_ResolveRestoreSameEffectsStatsAndOutput(t *testing.T) {
 		{nil, []string{"resolve", "--dir", "A", "--restore", "../outside"}},          // a bad path
 		{nil, []string{"status", "--dir", "A", "--offline", "--json"}},
 		{nil, []string{"push", "--dir", "A", "--json"}},
-		{nil, []string{"pull", "--dir", "B"}},
 	})
 	if got := outs[7]; got.code != 0 || !contains(got.files, "data/t/m1/a=mine one", "data/t/m2/b=mine two") {
 		t.Errorf("after the restores: exit %d, files\n%s\nwant both local copies back", got.code, got.files)
