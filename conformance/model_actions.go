@@ -375,6 +375,7 @@ func (m *modelRun) op(c *mcache, fn func(ctx context.Context) (syncer.Stats, err
 	}
 	m.expect(propSeqMonotonic, st.SeenSeq >= c.seen, "cache %d seen seq went from %d to %d", c.id, c.seen, st.SeenSeq)
 	c.seen = max(c.seen, st.SeenSeq)
+	m.checkRemembered(c, o, st)
 	return o
 }
 

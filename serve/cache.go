@@ -26,6 +26,7 @@ type Cache interface {
 	PreviewPush(ctx context.Context) (syncer.Preview, error)
 	HydrateFile(ctx context.Context, path string) (bool, syncer.Stats, error)
 	Resolve(ctx context.Context, opts syncer.ResolveOptions) (syncer.Stats, error)
+	Restore(ctx context.Context, path string) (syncer.Stats, error)
 	// Root is the directory data paths are relative to.
 	Root() string
 	Close() error
@@ -150,6 +151,10 @@ func (o *observed) Resolve(ctx context.Context, opts syncer.ResolveOptions) (syn
 	return o.Client.Resolve(withObserver(ctx, o.obs), opts)
 }
 
+func (o *observed) Restore(ctx context.Context, path string) (syncer.Stats, error) {
+	return o.Client.Restore(withObserver(ctx, o.obs), path)
+}
+
 // Local is a cache opened in this process by OpenCache: the Syncer, with
 // OpenOptions.Observer on its calls, and the service that answers other
 // processes while it is open.
@@ -185,6 +190,10 @@ func (l *Local) HydrateFile(ctx context.Context, path string) (bool, syncer.Stat
 
 func (l *Local) Resolve(ctx context.Context, opts syncer.ResolveOptions) (syncer.Stats, error) {
 	return l.Syncer.Resolve(withObserver(ctx, l.obs), opts)
+}
+
+func (l *Local) Restore(ctx context.Context, path string) (syncer.Stats, error) {
+	return l.Syncer.Restore(withObserver(ctx, l.obs), path)
 }
 
 // Close stops serving (letting operations other processes sent finish)

@@ -294,6 +294,15 @@ func (c *Client) Resolve(ctx context.Context, opts syncer.ResolveOptions) (synce
 	return statsOf(out, "resolve", err)
 }
 
+// Restore puts the newest kept copy of path back in place, as
+// syncer.Syncer.Restore does.
+func (c *Client) Restore(ctx context.Context, path string) (syncer.Stats, error) {
+	req := RestoreRequest{Paths: []string{path}}
+	var out Stats
+	err := c.op(ctx, "/v1/restore", &req.CallOptions, &req, &out)
+	return statsOf(out, "restore", err)
+}
+
 // Start runs an operation (path such as "/v1/pull", req with Async set
 // or not) as a job and returns it at once.
 func (c *Client) Start(ctx context.Context, path string, req any) (Job, error) {

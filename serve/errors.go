@@ -19,6 +19,7 @@ const (
 	CodeTooLarge       = "too_large"        // the request body is over the limit (64 MiB)
 	CodeUnauthorized   = "unauthorized"     // missing or wrong bearer token (TCP only)
 	CodeNotFound       = "not_found"        // no such record, job, lease or endpoint
+	CodeNoBackup       = "no_backup"        // restore of a path with no kept copy
 	CodeInvalidPath    = "invalid_path"     // a path escapes the cache or names silt's own files
 	CodeTooManyDeletes = "too_many_deletes" // a push would delete more than maxDelete
 	CodeStalePush      = "stale_push"       // a prepared push can no longer be committed
@@ -109,6 +110,7 @@ var errorMap = []struct {
 	{errTooLarge, CodeTooLarge, http.StatusRequestEntityTooLarge},
 	{syncer.ErrInvalidOption, CodeBadRequest, http.StatusBadRequest},
 	{syncer.ErrNoResolution, CodeBadRequest, http.StatusBadRequest},
+	{syncer.ErrNoBackup, CodeNoBackup, http.StatusNotFound},
 	{errNotFound, CodeNotFound, http.StatusNotFound},
 	{errUnavailable, CodeUnavailable, http.StatusServiceUnavailable},
 }

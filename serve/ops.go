@@ -200,6 +200,29 @@ func (s *Server) handleResolve(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+func (s *Server) handleRestore(w http.ResponseWriter, r *http.Request) {
+	var req RestoreRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(req.Paths) == 0 {
+		writeError(w, badRequest("restore: no paths"))
+		return
+	}
+	s.runCall(w, r, "restore", req.Async, req.CallOptions, func(ctx context.Context) (any, error) {
+		total := syncer.Stats{Op: "restore", Phases: []syncer.Phase{}}
+		for _, p := range req.Paths {
+			st, err := s.sync.Restore(ctx, p)
+			total = total.Add(st)
+			if err != nil {
+				return wireStats(total), err
+			}
+		}
+		return wireStats(total), nil
+	})
+}
+
 // handleControl serves the control-plane store: get, put, put-if-absent,
 // delete and list, by the last element of the path.
 func (s *Server) handleControl(w http.ResponseWriter, r *http.Request) {

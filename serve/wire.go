@@ -139,6 +139,14 @@ type ResolveRequest struct {
 	syncer.ResolveOptions
 }
 
+// RestoreRequest is the body of POST /v1/restore: the paths whose newest
+// kept copy goes back in place, in order.
+type RestoreRequest struct {
+	AsyncOption
+	CallOptions
+	Paths []string `json:"paths"`
+}
+
 // LockRequest is the body of POST /v1/lock/acquire and /v1/lock/inspect
 // and /v1/lock/force-release.
 type LockRequest struct {

@@ -309,16 +309,24 @@ func (s *Syncer) PreparePush(ctx context.Context, opts PushOptions) (*PushManife
 		return nil, Stats{Op: "prepare"}, err
 	}
 	defer release()
+	// A conflict found here is remembered as a plain push's is (end).
 	if err != nil {
-		return nil, o.fail(err), err
+		st, err := o.end(err)
+		return nil, st, err
 	}
-	return &PushManifest{pm: pm}, o.finish(), nil
+	st, err := o.end(nil)
+	if err != nil {
+		return nil, st, err
+	}
+	return &PushManifest{pm: pm}, st, nil
 }
 
 // CommitPush merges a prepared push onto the current index by
 // compare-and-swap and settles the dirty marks it covered. Committing the
 // same manifest again changes nothing. A manifest that cannot be merged
-// any more reports each path that moved as a conflict.
+// any more reports each path that moved as a conflict, remembered as a
+// plain push's is: Status lists it, the path stays dirty, and Resolve
+// settles it.
 func (s *Syncer) CommitPush(ctx context.Context, m *PushManifest, fence *Fence) (Stats, error) {
 	if m == nil || m.pm == nil {
 		return Stats{Op: "commit"}, errors.New("syncer: CommitPush of an empty manifest")
@@ -333,5 +341,5 @@ func (s *Syncer) CommitPush(ctx context.Context, m *PushManifest, fence *Fence) 
 	pm.sh = s.newShards(o.backend())
 	pm.head = nil // the index has moved on since prepare: read it fresh
 	err = s.commitPrepared(ctx, o, &pm, fence)
-	return o.fail(err), err
+	return o.end(err)
 }

@@ -121,22 +121,17 @@ func runRestore(ctx context.Context, c *cli, dir string, paths []string, other b
 		return err
 	}
 	defer bd.Close()
-	r, ok := bd.s.(interface {
-		Restore(ctx context.Context, path string) (syncer.Stats, error)
-	})
-	if !ok {
-		return &refusedError{msg: "resolve --restore: " + bd.dir + " is owned by a running silt serve",
-			hint: "stop the service and rerun, or copy the file silt status lists back by hand and push it"}
-	}
 	paths = c.cachePaths(bd.s.Root(), paths)
 	total := syncer.Stats{Op: "restore", Phases: []syncer.Phase{}}
 	for _, p := range paths {
-		st, err := r.Restore(ctx, p)
-		total = total.Add(st)
+		st, err := bd.s.Restore(ctx, p)
 		if err != nil {
+			// What the paths before it did: a service's error reply
+			// carries no Stats, so the failed one's are left out both ways.
 			c.partial(total)
 			return fmt.Errorf("restore %s in %s: %w", p, bd.dir, err)
 		}
+		total = total.Add(st)
 	}
 	return c.result(map[string]any{"op": "restore", "restore": total}, func() {
 		c.printf("restored %d path%s from their kept copies\nNext: silt push\n", len(paths), plural(int64(len(paths))))

@@ -101,6 +101,16 @@ export interface ConflictRecord {
   at: string;
 }
 
+/** A local copy silt replaced and kept (resolve keep "remote", a pull's conflict); restore puts it back. */
+export interface BackupRecord {
+  path: string;
+  /** The kept copy, relative to the cache directory (under .silt/kept/). */
+  copy: string;
+  reason: string;
+  op: string;
+  at: string;
+}
+
 export interface Status {
   dirty: string[];
   overflow: boolean;
@@ -110,6 +120,7 @@ export interface Status {
   remote_moved: boolean;
   conflicts?: ConflictRecord[] | null;
   lazy?: number;
+  backups?: BackupRecord[] | null;
 }
 
 /** How resolve settles a conflict: the local copy wins (pushed next), or the committed one replaces it. */
@@ -126,6 +137,11 @@ export interface ResolveOptions {
    * remembered conflict too (refused otherwise); a backup is kept.
    */
   force?: boolean;
+}
+
+export interface RestoreOptions {
+  /** Files whose newest kept copy (status lists them under backups) goes back in place, in order. */
+  paths: string[];
 }
 
 export interface Preview {
@@ -235,7 +251,7 @@ export interface AcquireOptions {
 
 /** Stable error codes of the API. */
 export type ErrorCode =
-  | "bad_request" | "unauthorized" | "not_found" | "invalid_path" | "too_many_deletes"
+  | "bad_request" | "unauthorized" | "not_found" | "no_backup" | "invalid_path" | "too_many_deletes"
   | "stale_push" | "conflict" | "fenced" | "contention" | "busy" | "lock_timeout"
   | "lock_lost" | "not_supported" | "newer_format" | "corrupt_index" | "namespace_taken"
   | "canceled" | "timeout" | "unavailable" | "internal";
@@ -444,7 +460,16 @@ export class SiltClient {
     return this.call("POST", "/v1/resolve", opts, o);
   }
 
-  /** Starts an operation ("pull", "push", "prepare", "commit", "status", "preview", "hydrate", "resolve", "lock/acquire") as a job. */
+  /**
+   * Puts each path's newest kept copy back in place (POST /v1/restore),
+   * keeping what it replaces as a backup, and marks it dirty: push next.
+   * A path with nothing kept rejects with code "no_backup".
+   */
+  restore(opts: RestoreOptions, o?: CallOptions): Promise<Stats> {
+    return this.call("POST", "/v1/restore", opts, o);
+  }
+
+  /** Starts an operation ("pull", "push", "prepare", "commit", "status", "preview", "hydrate", "resolve", "restore", "lock/acquire") as a job. */
   start(op: string, body: object = {}, o?: CallOptions): Promise<Job> {
     return this.call("POST", `/v1/${op}`, { ...body, async: true }, o);
   }

@@ -83,9 +83,55 @@ export function registerHostTests(fx: Fixture, get: () => { client: SiltClient; 
     await rejects(svc.commitPush(manifest), (e) => e instanceof SiltConflictError && e.conflicts[0]?.path === p, "commitPush");
     fx.silt("pull", "--dir", fx.peer);
     equal(fx.read(fx.peer, p), "theirs", "nothing of ours committed");
-    // The prepared edit lost the race; nothing remembers it as a conflict,
-    // so taking the remote copy over it needs force (a backup is kept).
-    await client.resolve({ paths: [p], keep: "remote", force: true });
+    // The lost race is remembered as a plain push's conflict: listed with
+    // its reason, still dirty, and taking the remote copy needs no force.
+    const st = await client.status();
+    equal((st.conflicts ?? []).map((c) => c.path), [p], "status lists the conflict");
+    assert((st.conflicts ?? [])[0].reason !== "", "with its reason");
+    assert(st.dirty.includes(p), "the path stays dirty");
+    await client.resolve({ paths: [p], keep: "remote" });
+    equal(fx.read(fx.cache, p), "theirs", "took the remote copy");
+    const after = await client.status();
+    equal((after.conflicts ?? []).length, 0, "settled");
+    assert((after.backups ?? []).some((b) => b.path === p), "the local edit kept as a backup");
+  });
+
+  test("regression: keeping the local copy of a lost commitPush pushes it (the conflict was not remembered)", async () => {
+    const { client, svc } = get();
+    const p = "files/host-conflict-3.txt";
+    fx.write(fx.cache, p, "base");
+    await client.push({ paths: [p] });
+    fx.silt("pull", "--dir", fx.peer);
+    fx.write(fx.cache, p, "mine");
+    await svc.markDirty({ relPath: p });
+    const manifest = await svc.preparePush();
+    fx.write(fx.peer, p, "theirs");
+    fx.silt("push", "--dir", fx.peer, "--path", p);
+    await rejects(svc.commitPush(manifest), (e) => e instanceof SiltConflictError, "commitPush");
+    equal(((await client.status()).conflicts ?? []).map((c) => c.path), [p], "remembered");
+    await client.resolve({ paths: [p], keep: "local" });
+    const pushed = await client.push({ paths: [p] });
+    equal(pushed.files.uploaded, 1, "pushed the local copy");
+    fx.silt("pull", "--dir", fx.peer);
+    equal(fx.read(fx.peer, p), "mine", "the peer has the kept local copy");
+  });
+
+  test("restore puts back the copy keep remote kept, marked dirty; nothing kept is no_backup", async () => {
+    const { client } = get();
+    const p = "files/host-restore.txt";
+    await conflict(p, "mine", "theirs");
+    equal((await client.push({ paths: [p] })).files.conflicts, 1, "push conflicts");
+    await client.resolve({ paths: [p], keep: "remote" });
+    equal(fx.read(fx.cache, p), "theirs", "took the remote copy");
+    const st = await client.restore({ paths: [p] });
+    equal(st.op, "restore", "restore stats");
+    equal(fx.read(fx.cache, p), "mine", "the kept copy is back");
+    assert((await client.status()).dirty.includes(p), "marked dirty");
+    await rejects(client.restore({ paths: ["files/never-kept.txt"] }), code("no_backup"), "nothing kept");
+    await rejects(client.restore({ paths: [] }), code("bad_request"), "no paths");
+    equal((await client.push({ paths: [p] })).files.uploaded, 1, "the next push sends the restored copy");
+    fx.silt("pull", "--dir", fx.peer);
+    equal(fx.read(fx.peer, p), "mine", "the peer has it");
   });
 
   test("commitPush returns the files its commit's Stats counts", async () => {
