@@ -535,12 +535,18 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	for _, a := range removes {
 		s.local.pruneDirs(a.path, plan.sc.contains)
 	}
+	clashed := map[string]bool{}
 	for _, a := range plan.blocked {
 		if err != nil {
 			break
 		}
-		if reason := s.local.clashReason(a.path); reason != "" {
-			o.conflict(a.path, reason)
+		if root, reason := s.local.clashAt(a.path); reason != "" {
+			// One conflict per local path in the way, however many
+			// remote files it blocks.
+			if !clashed[root] {
+				clashed[root] = true
+				o.conflict(root, reason)
+			}
 			plan.dirty[a.shard] = true
 			continue
 		}

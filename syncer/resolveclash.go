@@ -43,21 +43,28 @@ func (c *fileDirClash) describe() string {
 // clashReason is the conflict reason of a remote file p a pull cannot
 // install because the local side has the other kind there, or "".
 func (l *local) clashReason(p string) string {
+	_, reason := l.clashAt(p)
+	return reason
+}
+
+// clashAt is clashReason with the local path in the way: p's directory,
+// or the file where p's parent directory should be.
+func (l *local) clashAt(p string) (root, reason string) {
 	if fi, err := l.dir.Lstat(l.name(p)); err == nil {
 		if fi.IsDir() {
-			return fmt.Sprintf(reasonLocalDirRemoteFile, p+"/", p)
+			return p, fmt.Sprintf(reasonLocalDirRemoteFile, p+"/", p)
 		}
-		return ""
+		return "", ""
 	}
 	for d := path.Dir(p); d != "." && d != ""; d = path.Dir(d) {
 		if fi, err := l.dir.Lstat(l.name(d)); err == nil {
 			if fi.Mode().IsRegular() {
-				return fmt.Sprintf(reasonLocalFileRemoteDir, d, d+"/", p)
+				return d, fmt.Sprintf(reasonLocalFileRemoteDir, d, d+"/", p)
 			}
-			return ""
+			return "", ""
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // findClash reports the file/directory clash p lies in: at p, or at the
