@@ -377,7 +377,7 @@ func (v *mergedView) clash(p string) (string, error) {
 			return "", err
 		}
 		if _, ok := entries[parent]; ok {
-			return fmt.Sprintf("%q is committed as a file, so %q cannot be a directory", parent, parent), nil
+			return fmt.Sprintf(reasonLocalDirRemoteFile, parent+"/", parent), nil
 		}
 	}
 	dir := p + "/"
@@ -388,7 +388,7 @@ func (v *mergedView) clash(p string) (string, error) {
 		}
 		k := sort.SearchStrings(keys, dir)
 		if k < len(keys) && strings.HasPrefix(keys[k], dir) {
-			return fmt.Sprintf("%q is committed as a directory (it holds %q)", p, keys[k]), nil
+			return fmt.Sprintf(reasonLocalFileRemoteDir, p, dir, keys[k]), nil
 		}
 	}
 	return "", nil

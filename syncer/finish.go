@@ -24,6 +24,7 @@ func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence 
 	for _, p := range slices.Sorted(maps.Keys(res.conflicts)) {
 		pm.keep[p] = true
 		delete(pm.records, p)
+		o.retract(p, pm.counted[p])
 		o.conflict(p, res.conflicts[p])
 	}
 	for p := range pm.removals {

@@ -85,6 +85,7 @@ const (
 	pullRemove            // a peer deleted it and the local copy is unchanged
 	pullForget            // drop the record only
 	pullChmod             // the local file holds the entry's bytes: set its executable bit
+	pullBlocked           // the other kind is in the way locally: see pullPlan.blocked
 )
 
 type pullAction struct {
@@ -110,6 +111,12 @@ type pullPlan struct {
 	// clash maps each file a damaged index also holds as a directory to
 	// an entry below it (see fileDirClashes).
 	clash map[string]string
+	// blocked are downloads a local file or directory of the other kind
+	// is in the way of (a file where its directory should be). They are
+	// tried once this pull's removals ran, since a peer that replaced a
+	// file by a directory (or the reverse) removed what is in the way;
+	// what still blocks is a conflict naming both sides.
+	blocked []pullAction
 }
 
 func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions) error {
@@ -247,6 +254,8 @@ func (s *Syncer) planShard(ctx context.Context, o *op, m *index.Manifest, i int,
 		case reason != "":
 			o.conflict(p, reason)
 			plan.dirty[i] = true
+		case a.kind == pullBlocked:
+			plan.blocked = append(plan.blocked, a)
 		case a.kind == pullLazy:
 			plan.dirty[i] = true // a later full pull must hydrate it
 			plan.actions = append(plan.actions, a)
@@ -283,6 +292,10 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 	lf, err := s.local.stat(p)
 	o.examined(p)
 	if err != nil {
+		if s.local.clashReason(p) != "" {
+			a.kind = pullBlocked
+			return a, ""
+		}
 		return a, "local path unusable: " + err.Error()
 	}
 	a.local = lf
@@ -430,7 +443,11 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 			// The local tree cannot take the file (a file where its
 			// directory should be, a symlinked parent): the local copy
 			// stays, and so does the shard's claim to be unreconciled.
-			o.conflict(a.path, "local path unusable: "+pe.Reason)
+			reason := "local path unusable: " + pe.Reason
+			if r := s.local.clashReason(a.path); r != "" {
+				reason = r
+			}
+			o.conflict(a.path, reason)
 			mu.Lock()
 			plan.dirty[a.shard] = true
 			mu.Unlock()
@@ -517,6 +534,25 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	}
 	for _, a := range removes {
 		s.local.pruneDirs(a.path, plan.sc.contains)
+	}
+	clashed := map[string]bool{}
+	for _, a := range plan.blocked {
+		if err != nil {
+			break
+		}
+		if root, reason := s.local.clashAt(a.path); reason != "" {
+			// One conflict per local path in the way, however many
+			// remote files it blocks.
+			if !clashed[root] {
+				clashed[root] = true
+				o.conflict(root, reason)
+			}
+			plan.dirty[a.shard] = true
+			continue
+		}
+		a.kind = pullDownload
+		in, derr := s.download(ctx, o.backend(), a.path, a.entry, a.want())
+		err = settle(a, in, derr)
 	}
 	if err == nil && len(bad) > 0 {
 		err = errors.Join(bad...)

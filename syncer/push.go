@@ -345,6 +345,9 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan
 	removes := len(lp.removes)
 	for _, r := range gone {
 		lf, err := s.local.stat(r.path)
+		if err != nil && s.local.displaced(r.path) {
+			err = nil // the other kind took its place: the file is gone
+		}
 		if err != nil || lf.exists {
 			continue // present (seen via another root) or unusable: not a deletion
 		}

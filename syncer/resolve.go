@@ -60,6 +60,11 @@ type ResolveOptions struct {
 // Resolve settles conflicts. TakeRemote downloads the committed copy (or
 // removes the local one) now; KeepLocal only rewrites this cache's record
 // of the path and marks it dirty, so the next push of it wins.
+// A path in a file/directory clash (a local file where the remote holds a
+// directory, or the reverse) settles the whole clash: TakeRemote puts the
+// remote side in place, keeping each displaced local file as a backup;
+// KeepLocal marks both sides so the next push of the clash's path sends
+// the local side and deletes the remote one.
 func (s *Syncer) Resolve(ctx context.Context, opts ResolveOptions) (Stats, error) {
 	if (opts.Keep != KeepLocal && opts.Keep != TakeRemote) || (len(opts.Paths) == 0 && !opts.All) {
 		return Stats{Op: "resolve"}, ErrNoResolution
@@ -108,9 +113,24 @@ func (s *Syncer) Resolve(ctx context.Context, opts ResolveOptions) (Stats, error
 	for _, r := range recorded {
 		inConflict[r.Path] = r
 	}
+	var clashes []string // roots of file/directory clashes settled so far
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return o.fail(err), err
+		}
+		if slices.ContainsFunc(clashes, func(c string) bool { return under(p, c) }) {
+			continue // settled with its clash
+		}
+		c, err := s.findClash(ctx, o, p)
+		if err == nil && c != nil {
+			err = s.resolveClash(ctx, o, c, opts.Keep)
+			clashes = append(clashes, c.path)
+		}
+		if err != nil {
+			return o.fail(err), fmt.Errorf("resolve %s: %w", p, err)
+		}
+		if c != nil {
+			continue
 		}
 		cr, known := inConflict[p]
 		if err := s.resolveOne(ctx, o, p, opts, cr, known, within); err != nil {

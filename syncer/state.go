@@ -18,7 +18,7 @@ import (
 )
 
 // ErrBusy is returned by Open when another process holds the directory's
-// local state.
+// local state, as a *BusyError naming the holder.
 var ErrBusy = errors.New("local state is in use by another silt process")
 
 // fileRecord is what this machine knows of one path: what its cache holds
@@ -75,27 +75,34 @@ var (
 
 // state is the per-machine record, in one bbolt file under DIR/.silt/.
 type state struct {
-	db *bolt.DB
+	db  *bolt.DB
+	dir string // where the holder record lives
 }
 
 // openState opens (or creates) the state database. A file bbolt cannot read
 // is moved aside, never deleted, and silt starts from nothing, which means
 // re-verifying every file by hash.
-func openState(dir string) (*state, error) {
+func openState(dir string, wait time.Duration) (*state, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("syncer: create %s: %w", dir, err)
 	}
 	file := filepath.Join(dir, "state.db")
-	db, err := bolt.Open(file, 0o644, &bolt.Options{Timeout: 5 * time.Second})
+	switch {
+	case wait == 0:
+		wait = DefaultBusyWait
+	case wait < 0:
+		wait = time.Nanosecond // bbolt: one try (0 would wait forever)
+	}
+	db, err := bolt.Open(file, 0o644, &bolt.Options{Timeout: wait})
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("syncer: %s: %w", file, ErrBusy)
+		return nil, fmt.Errorf("syncer: %s: %w", file, busyError(dir, file))
 	}
 	if err != nil {
 		aside := fmt.Sprintf("%s.corrupt-%d", file, time.Now().UnixNano())
 		if rerr := os.Rename(file, aside); rerr != nil {
 			return nil, fmt.Errorf("syncer: open %s: %w (moving it aside failed: %v)", file, err, rerr)
 		}
-		db, err = bolt.Open(file, 0o644, &bolt.Options{Timeout: 5 * time.Second})
+		db, err = bolt.Open(file, 0o644, &bolt.Options{Timeout: wait})
 		if err != nil {
 			return nil, fmt.Errorf("syncer: open %s: %w", file, err)
 		}
@@ -112,10 +119,14 @@ func openState(dir string) (*state, error) {
 		db.Close()
 		return nil, fmt.Errorf("syncer: init %s: %w", file, err)
 	}
-	return &state{db: db}, nil
+	writeOwner(dir)
+	return &state{db: db, dir: dir}, nil
 }
 
-func (st *state) close() error { return st.db.Close() }
+func (st *state) close() error {
+	removeOwner(st.dir)
+	return st.db.Close()
+}
 
 func (st *state) view(fn func(t stx) error) error {
 	return st.db.View(func(tx *bolt.Tx) error { return fn(stx{tx}) })

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -96,6 +97,10 @@ type Config struct {
 	// file counts, requests and bytes, and its error. Nil makes no spans
 	// and costs a nil check.
 	Tracer trace.Tracer
+	// BusyWait is how long Open waits for another process holding Dir's
+	// local state before failing with a *BusyError; 0 means
+	// DefaultBusyWait, negative tries once.
+	BusyWait time.Duration
 }
 
 // Progress reports one finished transfer of a running operation, or (with
@@ -140,8 +145,8 @@ type Syncer struct {
 }
 
 // Open binds cfg.Dir to cfg.Backend. It creates Dir if needed and opens the
-// local state; a second process opening the same Dir waits briefly, then
-// fails with ErrBusy.
+// local state; a second process opening the same Dir waits up to
+// Config.BusyWait, then fails with a *BusyError (ErrBusy) naming the holder.
 func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	if cfg.Backend == nil {
 		return nil, errors.New("syncer: Config.Backend is required")
@@ -199,7 +204,7 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 		return nil, fmt.Errorf("syncer: %w", err)
 	}
 	meta := filepath.Join(dir, InternalDir)
-	st, err := openState(meta)
+	st, err := openState(meta, cfg.BusyWait)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,11 @@ type prepared struct {
 	// the path whose committed entry names that object; the commit checks
 	// it still does (see merge).
 	proofs map[string]string
+	// counted is the outcome each upsert was counted under while
+	// preparing (ActionUpload or ActionDedup), so a commit that turns it
+	// into a conflict counts it once, as that (see retract). It never
+	// leaves the process: a PushManifest's commit has stats of its own.
+	counted map[string]Action
 }
 
 func (pm *prepared) empty() bool { return len(pm.upserts) == 0 && len(pm.removals) == 0 }
@@ -68,6 +73,9 @@ func (pm *prepared) normalize() *prepared {
 	}
 	if pm.proofs == nil {
 		pm.proofs = map[string]string{}
+	}
+	if pm.counted == nil {
+		pm.counted = map[string]Action{}
 	}
 	return pm
 }
@@ -168,6 +176,7 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 		return pm, nil
 	}
 	for _, u := range modes {
+		pm.counted[u.path] = ActionDedup
 		o.add(func(st *Stats) { st.Files.Deduplicated++ })
 		o.change(Change{Path: u.path, Action: ActionDedup, Reason: modeReason(u.exec())})
 	}
@@ -265,6 +274,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 				continue
 			}
 			if u.path != uploader {
+				pm.counted[u.path] = ActionDedup
 				o.add(func(st *Stats) { st.Files.Deduplicated++ })
 				o.change(Change{Path: u.path, Action: ActionDedup, Bytes: u.local.size})
 			}
@@ -279,6 +289,13 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upl
 		o.progress(us[0].path, us[0].local.size, &moved, len(order))
 	}
 	sent := func(u upload, sent bool) {
+		a := ActionDedup
+		if sent {
+			a = ActionUpload
+		}
+		mu.Lock()
+		pm.counted[u.path] = a
+		mu.Unlock()
 		if sent {
 			o.add(func(st *Stats) { st.Files.Uploaded++; st.Bytes.Up += u.local.size })
 			o.change(Change{Path: u.path, Action: ActionUpload, Bytes: u.local.size})

@@ -70,6 +70,7 @@ func newRoot(c *cli) *cobra.Command {
 	pf.BoolVar(&c.json, "json", false, "print exactly one JSON object on stdout")
 	pf.BoolVarP(&c.verbose, "verbose", "v", false, "verbose: one line per file uploaded, downloaded, deleted, removed, skipped or in conflict, on stderr")
 	storeFlags(pf, c)
+	waitFlag(pf, c)
 	c.logFlags(pf)
 	c.traceFlag(pf)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
@@ -163,6 +164,7 @@ func topUsage(w io.Writer, root *cobra.Command) {
 		"  silt ls --gcs-credentials key.json gs://my-bucket   # (or ?credentials=FILE, $GOOGLE_APPLICATION_CREDENTIALS)\n"+
 		"  silt status -v                       # endpoint, region, credential source, namespace; never a secret\n"+
 		"  silt push --trace spans.jsonl        # OpenTelemetry spans as JSON lines (or SILT_TRACE=stderr)\n"+
+		"  silt push --wait 2m                  # another process holds the cache: wait for it (default: fail at once, naming it)\n"+
 		"  source <(silt completion bash)       # completion for bash (also zsh, fish, powershell)\n")
 }
 

@@ -79,7 +79,7 @@ func classify(err error) (code int, hint string) {
 	case errors.Is(err, syncer.ErrNoConditionalWrite), errors.Is(err, backend.ErrNotSupported):
 		return exitError, "this store lacks conditional writes (If-None-Match/If-Match); check it with: silt verify URL"
 	case errors.Is(err, syncer.ErrBusy):
-		return exitError, "another silt process is using this directory; wait for it to finish"
+		return exitError, "another silt process is using this directory; let it finish, or wait for it with --wait DURATION (e.g. --wait 5m)"
 	case errors.Is(err, index.ErrNewerFormat):
 		return exitError, "the bucket was written by a newer silt; upgrade silt"
 	case errors.Is(err, index.ErrOlderFormat):

@@ -22,6 +22,8 @@ type cli struct {
 	json   bool // --json: one JSON object on stdout, nothing else there
 	// timeout is --timeout: how long a store request may make no progress.
 	timeout time.Duration
+	// wait is --wait: how long to wait for another process holding the cache.
+	wait time.Duration
 	// profile and gcsCredentials are --profile and --gcs-credentials,
 	// applied to the s3:// and gs:// URLs the command opens.
 	profile, gcsCredentials string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	flag "github.com/spf13/pflag"
 
@@ -18,6 +19,7 @@ var resolveCmd = &command{
 		"silt resolve --keep-local data/acme/bert/config  # then pushes it\n" +
 		"silt resolve --take-remote data/acme             # every conflict under a directory\n" +
 		"silt resolve --all --take-remote -v\n" +
+		"silt resolve --take-remote models/x           # a file/directory clash too: the remote side replaces the local one\n" +
 		"silt resolve --keep-local --no-push data/a       # push later with silt push\n" +
 		"silt resolve --take-remote --force data/a/1/raw  # even with unpushed edits and no conflict\n" +
 		"silt resolve --restore data/a/1/raw              # the backup silt status lists, then silt push",
@@ -85,7 +87,7 @@ func runResolve(ctx context.Context, c *cli, dir string, localWins, remoteWins, 
 	out := map[string]any{"op": "resolve", "resolve": st}
 	var pushed *syncer.Stats
 	if keep == syncer.KeepLocal && !noPush {
-		p, err := push(ctx, bd, paths, syncer.PushOptions{})
+		p, err := push(ctx, bd, withSettled(paths, st), syncer.PushOptions{})
 		if err != nil {
 			return err
 		}
@@ -136,4 +138,17 @@ func runRestore(ctx context.Context, c *cli, dir string, paths []string, other b
 	return c.result(map[string]any{"op": "restore", "restore": total}, func() {
 		c.printf("restored %d path%s from their kept copies\nNext: silt push\n", len(paths), plural(int64(len(paths))))
 	})
+}
+
+// withSettled adds to paths those a resolve settled: a file/directory
+// clash is settled at the path where the two kinds meet, which may lie
+// above the path given, and its push must cover both sides.
+func withSettled(paths []string, st syncer.Stats) []string {
+	out := slices.Clone(paths)
+	for _, ch := range st.Changes {
+		if ch.Action == syncer.ActionResolve && !slices.Contains(out, ch.Path) {
+			out = append(out, ch.Path)
+		}
+	}
+	return out
 }

@@ -177,8 +177,10 @@ func (c *cli) openCache(ctx context.Context, dir string, cfg binding, b backend.
 	if lazy == nil {
 		lazy = syncer.DefaultLazy
 	}
-	return serve.OpenCache(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Logger: c.logger, Lazy: lazy, Tracer: c.tracer()},
-		serve.OpenOptions{Serve: true, Owner: owner, Observer: syncer.Observer{OnChange: c.onChange(), Progress: c.progress(), ProgressChecks: true, MaxChanges: c.maxChanges()}})
+	return c.openWaiting(ctx, dir, func(wait time.Duration) (serve.Cache, error) {
+		return serve.OpenCache(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Logger: c.logger, Lazy: lazy, Tracer: c.tracer(), BusyWait: wait},
+			serve.OpenOptions{Serve: true, Owner: owner, Observer: syncer.Observer{OnChange: c.onChange(), Progress: c.progress(), ProgressChecks: true, MaxChanges: c.maxChanges()}})
+	})
 }
 
 // servedBy names the process whose service owns dir, or "" when none
