@@ -188,7 +188,7 @@ func (p *portable) List(ctx context.Context, prefix string, opts ListOptions, fn
 	if err := ValidatePrefix(prefix); err != nil {
 		return err
 	}
-	opts.PageSize = PageSize(opts)
+	opts.PageSize = pageSize(opts)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -288,10 +288,10 @@ func transport(err error) bool {
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE)
 }
 
-// PageSize is the page size a List with opts asks the store for:
+// pageSize is the page size a List with opts asks the store for:
 // opts.PageSize within 1..DefaultPageSize, else DefaultPageSize. Portable
-// applies it; a driver calls it too when it may be used bare (tests).
-func PageSize(opts ListOptions) int {
+// applies it, so a driver reads ListOptions.PageSize as it arrives.
+func pageSize(opts ListOptions) int {
 	if opts.PageSize <= 0 || opts.PageSize > DefaultPageSize {
 		return DefaultPageSize
 	}

@@ -55,7 +55,11 @@ func openDriver(ctx context.Context, u *url.URL, rawURL string) (Backend, error)
 	if !ok {
 		return nil, fmt.Errorf("backend: unsupported scheme %q in %q (registered: %s)", u.Scheme, rawURL, strings.Join(Schemes(), ", "))
 	}
-	return open(ctx, u)
+	driver, err := open(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	return Portable(driver), nil
 }
 
 // CheckParams returns an error naming the first query parameter of u that

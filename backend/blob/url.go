@@ -52,7 +52,7 @@ func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backend: %s URL: %w", u.Scheme, err)
 	}
-	b := New(bkt, cfg)
+	b := newDriver(bkt, cfg)
 	b.ownBucket = true
 	b.scheme, b.name = u.Scheme, u.Host
 	return b, nil

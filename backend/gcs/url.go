@@ -24,7 +24,7 @@ func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, cfg)
+	return newDriver(ctx, cfg)
 }
 
 // paramCredentials names a credentials file: gs://bucket?credentials=FILE.

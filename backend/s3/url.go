@@ -30,7 +30,7 @@ func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, cfg)
+	return newDriver(ctx, cfg)
 }
 
 // configFromURL parses an s3:// URL into a Config, rejecting parameters it
