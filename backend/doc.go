@@ -66,6 +66,40 @@
 // (the checks and the transport classification every store shares) over
 // the driver.
 //
+// # Writing a driver
+//
+// A driver is a type with the [Backend] method set that talks to one kind
+// of store; consumers never see it bare. What it may rely on, what it must
+// do, and what it must leave to the layers above:
+//
+//   - Construct behind [Portable]. The package's New returns
+//     backend.Portable(driver) as a [Backend]; the URL opener registered
+//     with [Register] may return the driver itself, because the registry
+//     puts Portable over whatever an opener returns. Keep the concrete
+//     type's methods for Describe, Endpoint and the package's own tests.
+//   - Rely on Portable: keys and prefixes are valid ([ValidateKey]),
+//     conditions are consistent and claimed in Capabilities, the context
+//     is live when a call arrives, Put's size is not negative, and
+//     ListOptions.PageSize is within 1..[DefaultPageSize]. Do not check
+//     these again; check only the rules of your own store (fs reserves
+//     its ".silt-fs" directory, say).
+//   - Classify in one function: map your SDK's answers to the vocabulary
+//     below with one constructor per kind ([NotFound],
+//     [PreconditionFailed], [NotModified], [InvalidRange], [RangeOutside],
+//     [Permanent], [Retryable]); never build an [*Error] literal. What
+//     you leave unclassified (a network error, a reset) Portable
+//     classifies with [ClassifyTransport].
+//   - Put: read at most size+1 bytes and pass the count to
+//     [CheckBodySize] before anything becomes visible, so a short or long
+//     body fails alike on every store and stores nothing.
+//   - A ranged Get under IfMatch answered 416 by a store that ignores read
+//     preconditions is settled by [StaleOrInvalid] with one Stat.
+//   - Do not retry, time out or sleep: [Retry] and [Timeout] above
+//     Portable do that for every store (turn your SDK's own retries off).
+//   - Register a scheme in init, list the package in
+//     github.com/siltsync/silt/backend/stores, and pass the conformance
+//     suite (next section).
+//
 // # Testing a store
 //
 // The package github.com/siltsync/silt/conformance holds the suite every
