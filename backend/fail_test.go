@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/siltsync/silt/backend"
@@ -148,5 +150,26 @@ func TestList_PageSizeOutOfRange_DriversSeeItFilled(t *testing.T) {
 		if err != nil || pages != 1 {
 			t.Errorf("PageSize %d: %d pages, %v; want 1 page", size, pages, err)
 		}
+	}
+}
+
+// refusing is a store whose every Stat meets a refused connection.
+type refusing struct{ backend.Backend }
+
+func (refusing) Stat(context.Context, string) (backend.ObjectInfo, error) {
+	return backend.ObjectInfo{}, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+}
+
+// through is a wrapper that passes every call on, as backend/wrap's do.
+type through struct{ backend.Backend }
+
+// TestPortable_Regression_TwoLayersNameTheEndpointOnce: now that every
+// constructor returns a portable store, Production over a wrapper over
+// one stacks two Portables; the failure to connect is named once.
+func TestPortable_Regression_TwoLayersNameTheEndpointOnce(t *testing.T) {
+	b := backend.Portable(through{backend.Portable(refusing{mem.New()})})
+	_, err := b.Stat(context.Background(), "k")
+	if !errors.Is(err, backend.ErrUnreachable) || strings.Count(err.Error(), "cannot connect") != 1 {
+		t.Errorf("Stat = %v, want ErrUnreachable naming the endpoint once", err)
 	}
 }

@@ -213,7 +213,10 @@ func (p *portable) List(ctx context.Context, prefix string, opts ListOptions, fn
 func (p *portable) classify(ctx context.Context, op, key string, err error) error {
 	err = ClassifyTransport(ctx, op, key, err)
 	var be *Error
-	if !errors.As(err, &be) || be.Op != op || be.Key != key {
+	if !errors.As(err, &be) || be.Op != op || be.Key != key ||
+		errors.Is(be.Err, ErrTLS) || errors.Is(be.Err, ErrUnreachable) {
+		// Named already, by a Portable further down (a wrapper between
+		// two, as Production(wrap.Faults(s3.New(..))) builds).
 		return err
 	}
 	switch {

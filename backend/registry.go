@@ -43,8 +43,9 @@ func Schemes() []string {
 	return out
 }
 
-// openDriver opens the bare driver a URL names, with none of the layers
-// [Open] adds; u no longer holds the parameters Open consumed.
+// openDriver opens the driver a URL names behind [Portable], whatever its
+// opener returned, with none of the other layers [Open] adds; u no longer
+// holds the parameters Open consumed.
 func openDriver(ctx context.Context, u *url.URL, rawURL string) (Backend, error) {
 	if u.Scheme == "" {
 		return nil, fmt.Errorf("backend: URL %q has no scheme (want one of %s)", rawURL, strings.Join(Schemes(), ", "))
