@@ -72,11 +72,13 @@
 // of store; consumers never see it bare. What it may rely on, what it must
 // do, and what it must leave to the layers above:
 //
-//   - Construct behind [Portable]. The package's New returns
-//     backend.Portable(driver) as a [Backend]; the URL opener registered
-//     with [Register] may return the driver itself, because the registry
-//     puts Portable over whatever an opener returns. Keep the concrete
-//     type's methods for Describe, Endpoint and the package's own tests.
+//   - Implement [Driver], not [Backend]: Backend has a method only this
+//     package implements, so a bare driver cannot be handed to a consumer
+//     (a compile error, as gocloud's driver.Bucket is no blob.Bucket).
+//     The package's New returns backend.Portable(driver); the opener
+//     registered with [Register] returns the Driver, and the registry
+//     puts Portable over it. A wrapper (backend/wrap, a test's fault
+//     injector) embeds the Backend it wraps and so is one itself.
 //   - Rely on Portable: keys and prefixes are valid ([ValidateKey]),
 //     conditions are consistent and claimed in Capabilities, the context
 //     is live when a call arrives, Put's size is not negative, and

@@ -34,8 +34,10 @@ var ErrInvalidCond = errors.New("invalid condition")
 // Get bodies included. A driver therefore handles only what is its own:
 // its store's error codes, in one classify function.
 //
-// Portable of a Portable backend returns it unchanged.
-func Portable(driver Backend) Backend {
+// Portable of a Portable returns it unchanged. Over any other layer (a
+// fault injector over a store, say) it adds its checks again, so what the
+// layer injects is classified as the store's own answers are.
+func Portable(driver Driver) Backend {
 	if p, ok := driver.(*portable); ok {
 		return p
 	}
@@ -43,11 +45,10 @@ func Portable(driver Backend) Backend {
 }
 
 type portable struct {
-	inner Backend
+	inner Driver
 }
 
-// Unwrap returns the driver.
-func (p *portable) Unwrap() Backend { return p.inner }
+func (*portable) portableLayer() {}
 
 func invalid(op, key, format string, args ...any) error {
 	return &Error{Op: op, Key: key, Err: fmt.Errorf("%w: %s", ErrInvalidCond, fmt.Sprintf(format, args...))}

@@ -10,9 +10,10 @@ import (
 	"sync"
 )
 
-// OpenFunc opens a backend from a parsed URL. It must reject query
-// parameters it does not know (see CheckParams).
-type OpenFunc func(ctx context.Context, u *url.URL) (Backend, error)
+// OpenFunc opens a store's driver from a parsed URL; the registry puts
+// [Portable] over it. It must reject query parameters it does not know
+// (see CheckParams).
+type OpenFunc func(ctx context.Context, u *url.URL) (Driver, error)
 
 var (
 	registryMu sync.RWMutex

@@ -26,7 +26,7 @@ type Backend struct {
 	name      string // the URL's host, for Describe
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var _ backend.Driver = (*Backend)(nil)
 
 // Describe implements backend.Describer. The gocloud driver resolves its
 // own credentials, which the adapter cannot see.

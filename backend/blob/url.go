@@ -40,7 +40,7 @@ func init() {
 
 // openURL hands the URL without its prefix to gocloud, whose driver opener
 // validates the query parameters.
-func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
+func openURL(ctx context.Context, u *url.URL) (backend.Driver, error) {
 	scheme := strings.TrimPrefix(u.Scheme, SchemePrefix)
 	cfg, ok := drivers[scheme]
 	if !ok {

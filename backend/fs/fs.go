@@ -34,7 +34,7 @@ type Backend struct {
 	swept  atomic.Int64 // unix nanoseconds of the last sweep of tmpDir
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var _ backend.Driver = (*Backend)(nil)
 
 // Describe implements backend.Describer: a directory needs no credentials
 // beyond the file system's permissions.

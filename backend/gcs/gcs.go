@@ -32,7 +32,7 @@ type Backend struct {
 	creds      string // the credential source, for Describe
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var _ backend.Driver = (*Backend)(nil)
 
 // New returns a backend for cfg.Bucket. It sends no request, so a missing
 // bucket or missing permission shows on the first operation.

@@ -26,7 +26,7 @@ var (
 	named   = map[string]*Backend{}
 )
 
-func openURL(_ context.Context, u *url.URL) (backend.Backend, error) {
+func openURL(_ context.Context, u *url.URL) (backend.Driver, error) {
 	if err := backend.CheckParams(u); err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func openURL(_ context.Context, u *url.URL) (backend.Backend, error) {
 		named[name] = b
 	}
 	namedMu.Unlock()
-	return backend.Prefixed(nopClose{b}, prefix), nil
+	return backend.Prefixed(backend.Portable(nopClose{b}), prefix), nil
 }
 
 // nopClose keeps a shared named bucket alive when one opener closes it.
@@ -64,7 +64,7 @@ type Backend struct {
 	name    string // the URL's name, for Describe
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var _ backend.Driver = (*Backend)(nil)
 
 // New returns an empty bucket behind [backend.Portable], the only form in
 // which a consumer may use a driver.

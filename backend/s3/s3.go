@@ -28,7 +28,7 @@ type Backend struct {
 	region string // as resolved, for error messages
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var _ backend.Driver = (*Backend)(nil)
 
 // New returns a backend for cfg.Bucket. It sends no request: a missing
 // bucket or bad credentials show on the first operation (use the probe

@@ -25,7 +25,7 @@ const (
 	paramProfile           = "profile"
 )
 
-func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
+func openURL(ctx context.Context, u *url.URL) (backend.Driver, error) {
 	cfg, err := configFromURL(u)
 	if err != nil {
 		return nil, err
