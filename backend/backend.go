@@ -108,11 +108,28 @@ type Capabilities struct {
 	ListAfterWrite bool
 }
 
-// Backend is an object store. Implementations are safe for concurrent use.
-// A driver may rely on [Portable] above it: keys valid ([ValidateKey]),
+// Backend is an object store as its consumers use it: a [Driver] behind
+// [Portable], and any layers above that ([Retry], [Timeout], [Prefixed],
+// backend/wrap). It is safe for concurrent use.
+//
+// Only this package implements Backend's unexported method, so a bare
+// driver is not a Backend and cannot be handed to a consumer: it becomes
+// one through Portable. A layer outside this package (a wrapper, a test's
+// fault injector) embeds the Backend it wraps, and is a Backend because
+// what it wraps is.
+type Backend interface {
+	Driver
+	// portableLayer marks a value built by this package over a Driver.
+	portableLayer()
+}
+
+// Driver is what a store implements: the verbs and their contract. A
+// driver may rely on [Portable] above it: keys valid ([ValidateKey]),
 // conditions consistent and claimed, the context live and
 // ListOptions.PageSize within 1..[DefaultPageSize] when a call arrives.
-type Backend interface {
+// Implementations are safe for concurrent use. See "Writing a driver" in
+// the package doc.
+type Driver interface {
 	// Get opens the object for reading. The returned ObjectInfo, and
 	// its Version in particular, describes exactly the bytes the reader
 	// yields. The caller must close the reader. A missing key is
@@ -152,4 +169,16 @@ type Backend interface {
 // Unwrapper is implemented by backends that wrap another (see backend/wrap).
 type Unwrapper interface {
 	Unwrap() Backend
+}
+
+// under returns the layer below d: the driver below a Portable, the
+// backend an [Unwrapper] wraps; ok is false at the bottom.
+func under(d Driver) (Driver, bool) {
+	switch v := d.(type) {
+	case *portable:
+		return v.inner, true
+	case Unwrapper:
+		return v.Unwrap(), true
+	}
+	return nil, false
 }

@@ -34,20 +34,21 @@ type Describer interface {
 // layer does.
 func Describe(b Backend) (d Description, ok bool) {
 	var outer string
-	for b != nil {
-		if ds, is := b.(Describer); is {
+	var l Driver = b
+	for l != nil {
+		if ds, is := l.(Describer); is {
 			d = ds.Describe()
 			d.Prefix += outer
 			return d, true
 		}
-		if p, is := b.(*prefixed); is {
+		if p, is := l.(*prefixed); is {
 			outer = p.prefix + outer
 		}
-		u, is := b.(Unwrapper)
+		next, is := under(l)
 		if !is {
 			return Description{}, false
 		}
-		b = u.Unwrap()
+		l = next
 	}
 	return Description{}, false
 }

@@ -66,6 +66,42 @@
 // (the checks and the transport classification every store shares) over
 // the driver.
 //
+// # Writing a driver
+//
+// A driver is a type with the [Backend] method set that talks to one kind
+// of store; consumers never see it bare. What it may rely on, what it must
+// do, and what it must leave to the layers above:
+//
+//   - Implement [Driver], not [Backend]: Backend has a method only this
+//     package implements, so a bare driver cannot be handed to a consumer
+//     (a compile error, as gocloud's driver.Bucket is no blob.Bucket).
+//     The package's New returns backend.Portable(driver); the opener
+//     registered with [Register] returns the Driver, and the registry
+//     puts Portable over it. A wrapper (backend/wrap, a test's fault
+//     injector) embeds the Backend it wraps and so is one itself.
+//   - Rely on Portable: keys and prefixes are valid ([ValidateKey]),
+//     conditions are consistent and claimed in Capabilities, the context
+//     is live when a call arrives, Put's size is not negative, and
+//     ListOptions.PageSize is within 1..[DefaultPageSize]. Do not check
+//     these again; check only the rules of your own store (fs reserves
+//     its ".silt-fs" directory, say).
+//   - Classify in one function: map your SDK's answers to the vocabulary
+//     below with one constructor per kind ([NotFound],
+//     [PreconditionFailed], [NotModified], [InvalidRange], [RangeOutside],
+//     [Permanent], [Retryable]); never build an [*Error] literal. What
+//     you leave unclassified (a network error, a reset) Portable
+//     classifies with [ClassifyTransport].
+//   - Put: read at most size+1 bytes and pass the count to
+//     [CheckBodySize] before anything becomes visible, so a short or long
+//     body fails alike on every store and stores nothing.
+//   - A ranged Get under IfMatch answered 416 by a store that ignores read
+//     preconditions is settled by [StaleOrInvalid] with one Stat.
+//   - Do not retry, time out or sleep: [Retry] and [Timeout] above
+//     Portable do that for every store (turn your SDK's own retries off).
+//   - Register a scheme in init, list the package in
+//     github.com/siltsync/silt/backend/stores, and pass the conformance
+//     suite (next section).
+//
 // # Testing a store
 //
 // The package github.com/siltsync/silt/conformance holds the suite every

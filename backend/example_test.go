@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
-	_ "github.com/siltsync/silt/backend/mem" // registers mem://
+	"github.com/siltsync/silt/backend/mem" // registers mem://
 	"github.com/siltsync/silt/backend/wrap"
 )
 
@@ -54,15 +54,11 @@ func ExampleOpen() {
 // caller.
 func ExampleProduction() {
 	ctx := context.Background()
-	store, err := backend.Open(ctx, "mem://example-production")
-	if err != nil {
-		log.Fatal(err)
-	}
-	f := wrap.Faults(backend.Base(store))
+	f := wrap.Faults(mem.New())
 	f.Add(wrap.Rule{Verb: wrap.VerbStat, Nth: 1})
 	b := backend.Production(f, backend.WithTimeout(5*time.Second))
 
-	_, err = b.Stat(ctx, "missing")
+	_, err := b.Stat(ctx, "missing")
 	fmt.Println("not exist:", backend.IsNotExist(err), "faults fired:", f.Fired())
 	// Output:
 	// not exist: true faults fired: 1

@@ -12,3 +12,6 @@ func RetryWithSleep(b Backend, cfg RetryConfig, sleep func(context.Context, time
 	r.sleep = sleep
 	return r
 }
+
+// Under is under: the layer below, the driver below a Portable included.
+var Under = under

@@ -54,14 +54,16 @@ func IsNotExist(err error) bool { return errors.Is(err, ErrNotExist) }
 // IsPrecondition reports whether err is a failed precondition.
 func IsPrecondition(err error) bool { return errors.Is(err, ErrPrecondition) }
 
-// Base returns the innermost backend under any wrappers.
-func Base(b Backend) Backend {
+// Base returns the driver under any wrappers and the portable layer, for
+// naming its type; a consumer never calls it, since a Driver is no Backend.
+func Base(b Backend) Driver {
+	var d Driver = b
 	for {
-		u, ok := b.(Unwrapper)
+		next, ok := under(d)
 		if !ok {
-			return b
+			return d
 		}
-		b = u.Unwrap()
+		d = next
 	}
 }
 

@@ -17,16 +17,17 @@ import (
 )
 
 // layers names each layer of b from the outside in, by type, through
-// the Unwrapper chain: what Open really returns, not what a helper builds.
+// the Unwrapper chain and under the portable layer: what Open really returns, not what a helper builds.
 func layers(b backend.Backend) []string {
 	var names []string
-	for b != nil {
-		names = append(names, fmt.Sprintf("%T", b))
-		u, ok := b.(backend.Unwrapper)
+	var d backend.Driver = b
+	for d != nil {
+		names = append(names, fmt.Sprintf("%T", d))
+		next, ok := backend.Under(d)
 		if !ok {
 			break
 		}
-		b = u.Unwrap()
+		d = next
 	}
 	return names
 }

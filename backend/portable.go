@@ -34,8 +34,10 @@ var ErrInvalidCond = errors.New("invalid condition")
 // Get bodies included. A driver therefore handles only what is its own:
 // its store's error codes, in one classify function.
 //
-// Portable of a Portable backend returns it unchanged.
-func Portable(driver Backend) Backend {
+// Portable of a Portable returns it unchanged. Over any other layer (a
+// fault injector over a store, say) it adds its checks again, so what the
+// layer injects is classified as the store's own answers are.
+func Portable(driver Driver) Backend {
 	if p, ok := driver.(*portable); ok {
 		return p
 	}
@@ -43,11 +45,10 @@ func Portable(driver Backend) Backend {
 }
 
 type portable struct {
-	inner Backend
+	inner Driver
 }
 
-// Unwrap returns the driver.
-func (p *portable) Unwrap() Backend { return p.inner }
+func (*portable) portableLayer() {}
 
 func invalid(op, key, format string, args ...any) error {
 	return &Error{Op: op, Key: key, Err: fmt.Errorf("%w: %s", ErrInvalidCond, fmt.Sprintf(format, args...))}
@@ -188,7 +189,7 @@ func (p *portable) List(ctx context.Context, prefix string, opts ListOptions, fn
 	if err := ValidatePrefix(prefix); err != nil {
 		return err
 	}
-	opts.PageSize = PageSize(opts)
+	opts.PageSize = pageSize(opts)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -213,7 +214,10 @@ func (p *portable) List(ctx context.Context, prefix string, opts ListOptions, fn
 func (p *portable) classify(ctx context.Context, op, key string, err error) error {
 	err = ClassifyTransport(ctx, op, key, err)
 	var be *Error
-	if !errors.As(err, &be) || be.Op != op || be.Key != key {
+	if !errors.As(err, &be) || be.Op != op || be.Key != key ||
+		errors.Is(be.Err, ErrTLS) || errors.Is(be.Err, ErrUnreachable) {
+		// Named already, by a Portable further down (a wrapper between
+		// two, as Production(wrap.Faults(s3.New(..))) builds).
 		return err
 	}
 	switch {
@@ -288,10 +292,10 @@ func transport(err error) bool {
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE)
 }
 
-// PageSize is the page size a List with opts asks the store for:
+// pageSize is the page size a List with opts asks the store for:
 // opts.PageSize within 1..DefaultPageSize, else DefaultPageSize. Portable
-// applies it; a driver calls it too when it may be used bare (tests).
-func PageSize(opts ListOptions) int {
+// applies it, so a driver reads ListOptions.PageSize as it arrives.
+func pageSize(opts ListOptions) int {
 	if opts.PageSize <= 0 || opts.PageSize > DefaultPageSize {
 		return DefaultPageSize
 	}

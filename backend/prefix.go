@@ -29,6 +29,8 @@ type prefixed struct {
 
 func (p *prefixed) Unwrap() Backend { return p.inner }
 
+func (*prefixed) portableLayer() {}
+
 func (p *prefixed) Get(ctx context.Context, key string, opts GetOptions) (io.ReadCloser, ObjectInfo, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, ObjectInfo{}, err

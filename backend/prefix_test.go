@@ -88,7 +88,7 @@ func TestPrefixed_RoundTrip_StoresUnderPrefixAndStripsIt(t *testing.T) {
 		if p.Capabilities() != inner.Capabilities() {
 			t.Errorf("Capabilities via prefix = %+v, want the inner %+v", p.Capabilities(), inner.Capabilities())
 		}
-		if backend.Base(p) != backend.Backend(inner) {
+		if backend.Base(p) != backend.Base(inner) {
 			t.Errorf("Base(Prefixed) = %T, want the inner backend", backend.Base(p))
 		}
 	}

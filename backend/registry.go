@@ -10,9 +10,10 @@ import (
 	"sync"
 )
 
-// OpenFunc opens a backend from a parsed URL. It must reject query
-// parameters it does not know (see CheckParams).
-type OpenFunc func(ctx context.Context, u *url.URL) (Backend, error)
+// OpenFunc opens a store's driver from a parsed URL; the registry puts
+// [Portable] over it. It must reject query parameters it does not know
+// (see CheckParams).
+type OpenFunc func(ctx context.Context, u *url.URL) (Driver, error)
 
 var (
 	registryMu sync.RWMutex
@@ -43,8 +44,9 @@ func Schemes() []string {
 	return out
 }
 
-// openDriver opens the bare driver a URL names, with none of the layers
-// [Open] adds; u no longer holds the parameters Open consumed.
+// openDriver opens the driver a URL names behind [Portable], whatever its
+// opener returned, with none of the other layers [Open] adds; u no longer
+// holds the parameters Open consumed.
 func openDriver(ctx context.Context, u *url.URL, rawURL string) (Backend, error) {
 	if u.Scheme == "" {
 		return nil, fmt.Errorf("backend: URL %q has no scheme (want one of %s)", rawURL, strings.Join(Schemes(), ", "))
@@ -55,7 +57,11 @@ func openDriver(ctx context.Context, u *url.URL, rawURL string) (Backend, error)
 	if !ok {
 		return nil, fmt.Errorf("backend: unsupported scheme %q in %q (registered: %s)", u.Scheme, rawURL, strings.Join(Schemes(), ", "))
 	}
-	return open(ctx, u)
+	driver, err := open(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	return Portable(driver), nil
 }
 
 // CheckParams returns an error naming the first query parameter of u that

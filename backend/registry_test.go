@@ -31,13 +31,13 @@ var (
 
 func registerTestSchemes() {
 	registerOnce.Do(func() {
-		backend.Register(schemeRecord, func(_ context.Context, u *url.URL) (backend.Backend, error) {
+		backend.Register(schemeRecord, func(_ context.Context, u *url.URL) (backend.Driver, error) {
 			opened.Lock()
 			opened.urls = append(opened.urls, u.String())
 			opened.Unlock()
 			return mem.New(), nil
 		})
-		backend.Register(schemeDup, func(context.Context, *url.URL) (backend.Backend, error) {
+		backend.Register(schemeDup, func(context.Context, *url.URL) (backend.Driver, error) {
 			return nil, errors.New("never opened")
 		})
 	})
@@ -54,7 +54,7 @@ func TestRegister_DuplicateScheme_Panics(t *testing.T) {
 			t.Errorf("panic %q does not name the scheme", msg)
 		}
 	}()
-	backend.Register(schemeDup, func(context.Context, *url.URL) (backend.Backend, error) { return nil, nil })
+	backend.Register(schemeDup, func(context.Context, *url.URL) (backend.Driver, error) { return nil, nil })
 }
 
 func TestSchemes_ListsRegisteredSorted(t *testing.T) {

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/siltsync/silt/internal/backoff"
 )
 
 // RetryConfig bounds [Retry]. Zero fields take the defaults.
@@ -89,7 +90,7 @@ func Retry(b Backend, cfg RetryConfig) Backend {
 	if cfg.Max <= 0 {
 		cfg.Max = 2 * time.Second
 	}
-	return &retrying{Backend: b, cfg: cfg, sleep: wait}
+	return &retrying{Backend: b, cfg: cfg, sleep: backoff.Sleep}
 }
 
 // retrying embeds the inner backend so Capabilities and Close pass through
@@ -107,12 +108,7 @@ func (r *retrying) Unwrap() Backend { return r.Backend }
 
 // backoff returns the wait before resend i+1 (i counts from 0).
 func (r *retrying) backoff(i int) time.Duration {
-	limit := r.cfg.Base
-	for ; i > 0 && limit < r.cfg.Max; i-- {
-		limit *= 2
-	}
-	limit = min(limit, r.cfg.Max)
-	return time.Duration(rand.Int64N(int64(limit) + 1))
+	return backoff.Exp{Base: r.cfg.Base, Max: r.cfg.Max}.Wait(i)
 }
 
 // exhausted reports whether a request that failed with failures may not
@@ -336,18 +332,3 @@ func (r *retrying) List(ctx context.Context, prefix string, opts ListOptions, fn
 
 // errPagesDelivered explains why a failed List was not restarted.
 var errPagesDelivered = errors.New("listing already delivered pages")
-
-// wait blocks for d or until ctx is done.
-func wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -38,7 +38,7 @@ func (s *sleeps) n() int {
 // rig is Retry over Faults over Count over a fresh store: faults look like
 // the network to Retry, and the counter sees what reached the store.
 type rig struct {
-	m *mem.Backend
+	m backend.Backend
 	c *wrap.Counting
 	f *wrap.Faulty
 	r backend.Backend

@@ -52,16 +52,16 @@ type Endpointer interface {
 
 // EndpointOf names the store under b's wrappers: the first layer that
 // implements [Endpointer], else the innermost store's type.
-func EndpointOf(b Backend) string {
+func EndpointOf(b Driver) string {
 	for {
 		if e, ok := b.(Endpointer); ok {
 			return e.Endpoint()
 		}
-		u, ok := b.(Unwrapper)
+		next, ok := under(b)
 		if !ok {
 			return fmt.Sprintf("%T", b)
 		}
-		b = u.Unwrap()
+		b = next
 	}
 }
 

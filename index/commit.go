@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/internal/backoff"
 )
 
 // ErrCommitContention is returned (wrapped, with the attempts and why each
@@ -144,7 +144,7 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 		if attempt+1 >= attempts {
 			return CommitResult{Attempts: attempt + 1}, fmt.Errorf("%w (%d attempts: %d lost races, %d unknown outcomes; last: %w)", ErrCommitContention, attempt+1, lost, unknown, last)
 		}
-		if err := sleepCtx(ctx, Backoff(attempt, caps.MaxMutationsPerKeyPerSecond)); err != nil {
+		if err := backoff.Sleep(ctx, Backoff(attempt, caps.MaxMutationsPerKeyPerSecond)); err != nil {
 			return CommitResult{Attempts: attempt + 1}, err
 		}
 	}
@@ -154,21 +154,12 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 // jitter over an exponential bound (10 ms doubling, at most 2 s), never
 // shorter than the store's per-key mutation limit allows.
 func Backoff(attempt int, perKeyPerSec float64) time.Duration {
-	bound := min(10*time.Millisecond<<min(attempt, 8), 2*time.Second)
-	d := time.Duration(rand.Int64N(int64(bound)) + 1)
+	d := commitBackoff.Wait(attempt)
 	if perKeyPerSec > 0 {
 		d = max(d, time.Duration(float64(time.Second)/perKeyPerSec))
 	}
 	return d
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// commitBackoff bounds the waits of Backoff.
+var commitBackoff = backoff.Exp{Base: 10 * time.Millisecond, Max: 2 * time.Second}

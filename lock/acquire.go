@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/internal/backoff"
 )
 
 // errBusy means the lock is held by a live holder: wait and look again.
@@ -75,7 +76,7 @@ func (l *Lock) Acquire(ctx context.Context) (*Lease, error) {
 			return nil, &TimeoutError{Key: l.key, Holder: w.holder, Waited: waited, Err: w.lastErr}
 		}
 		if wait {
-			if err := l.sleep(ctx, min(jitter(l.retry), l.maxWait-waited)); err != nil {
+			if err := l.sleep(ctx, min(backoff.Spread(l.retry), l.maxWait-waited)); err != nil {
 				return nil, err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/internal/backoff"
 )
 
 // Lease is one acquisition of a Lock, kept alive by a heartbeat until
@@ -144,7 +145,7 @@ func (le *Lease) heartbeat(ctx context.Context, deadline time.Time) {
 		case backend.IsRetryable(res.err):
 			// Retry while the lease may still be ours; beatOnce declares
 			// it lost once the deadline passes.
-			wait = max(0, min(jitter(l.ttl/10), deadline.Sub(l.clock.Now())))
+			wait = max(0, min(backoff.Spread(l.ttl/10), deadline.Sub(l.clock.Now())))
 		default:
 			// A takeover, a force release, or a permanent failure: in each
 			// case this holder can no longer keep the lock.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	mrand "math/rand/v2"
 	"time"
 
 	"github.com/siltsync/silt/backend"
@@ -129,15 +128,6 @@ func newNonce() (string, error) {
 		return "", fmt.Errorf("lock: nonce: %w", err)
 	}
 	return hex.EncodeToString(b[:]), nil
-}
-
-// jitter spreads d uniformly over [d/2, 3d/2], so waiters that started
-// together stop polling in step.
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	return d/2 + mrand.N(d+1)
 }
 
 // sleep waits d on the lock's clock, or until ctx is done.

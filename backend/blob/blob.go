@@ -26,7 +26,7 @@ type Backend struct {
 	name      string // the URL's host, for Describe
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var _ backend.Driver = (*Backend)(nil)
 
 // Describe implements backend.Describer. The gocloud driver resolves its
 // own credentials, which the adapter cannot see.
@@ -38,8 +38,13 @@ func (b *Backend) Describe() backend.Description {
 	return backend.Description{Scheme: scheme, Bucket: b.name, Credentials: "the gocloud driver's own (its default chain)"}
 }
 
-// New adapts b. Close does not close b; its owner does.
-func New(b *gcblob.Bucket, cfg Config) *Backend {
+// New adapts b, behind [backend.Portable], the only form in which a
+// consumer may use a driver. Close does not close b; its owner does.
+func New(b *gcblob.Bucket, cfg Config) backend.Backend {
+	return backend.Portable(newDriver(b, cfg))
+}
+
+func newDriver(b *gcblob.Bucket, cfg Config) *Backend {
 	return &Backend{b: b, cfg: cfg}
 }
 
@@ -83,13 +88,13 @@ func (b *Backend) getOnce(ctx context.Context, c call, opts backend.GetOptions) 
 	}
 	info := attrsInfo(c.key, before)
 	if opts.IfMatch != "" && opts.IfMatch != info.Version {
-		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: c.key,
-			Err: fmt.Errorf("version is %s, want %s: %w", info.Version, opts.IfMatch, backend.ErrPrecondition)}
+		return nil, backend.ObjectInfo{}, backend.PreconditionFailed("get", c.key,
+			fmt.Errorf("version is %s, want %s", info.Version, opts.IfMatch))
 	}
 	if opts.IfNoneMatch != "" && opts.IfNoneMatch == info.Version {
 		// Decided from the first Attributes call, before any reader is
 		// opened: the object was unchanged when that call answered.
-		return nil, info, &backend.Error{Op: "get", Key: c.key, Err: backend.ErrNotModified}
+		return nil, info, backend.NotModified("get", c.key, nil)
 	}
 	offset, length := int64(0), int64(-1)
 	if rg := opts.Range; rg != nil {
@@ -97,8 +102,7 @@ func (b *Backend) getOnce(ctx context.Context, c call, opts backend.GetOptions) 
 		// drivers differ on a range past the end (an error, a short
 		// body), and the bracket below proves that size is the read's.
 		if !rg.Within(before.Size) {
-			return nil, info, &backend.Error{Op: "get", Key: c.key,
-				Err: fmt.Errorf("offset %d length %d of a %d-byte object: %w", rg.Offset, rg.Length, before.Size, backend.ErrInvalidRange)}
+			return nil, info, backend.RangeOutside("get", c.key, *rg, before.Size)
 		}
 		offset, length = rg.Offset, rg.Length
 	}
@@ -154,8 +158,8 @@ func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size 
 	if err != nil {
 		return abort(classify(c, err))
 	}
-	if n != size {
-		return abort(backend.Permanent("put", key, fmt.Errorf("body has %d bytes, size says %d", n, size)))
+	if err := backend.CheckBodySize(key, n, size); err != nil {
+		return abort(err)
 	}
 	if err := w.Close(); err != nil {
 		return backend.ObjectInfo{}, classify(c, err)
@@ -189,7 +193,7 @@ func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, err
 // List implements backend.Backend. Objects listed without an MD5 cost one
 // Attributes call each, so their version matches Stat's.
 func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
-	size := backend.PageSize(opts)
+	size := opts.PageSize
 	c := call{op: "list", key: prefix}
 	token := gcblob.FirstPageToken
 	for len(token) > 0 {

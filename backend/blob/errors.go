@@ -21,8 +21,8 @@ func classify(c call, err error) error {
 	if err == nil {
 		return nil
 	}
-	permanent := func(e error) error { return &backend.Error{Op: c.op, Key: c.key, Err: e} }
-	retryable := func(e error) error { return &backend.Error{Op: c.op, Key: c.key, Retryable: true, Err: e} }
+	permanent := func(e error) error { return backend.Permanent(c.op, c.key, e) }
+	retryable := func(e error) error { return backend.Retryable(c.op, c.key, e) }
 	switch gcerrors.Code(err) {
 	case gcerrors.NotFound:
 		if c.conditional {

@@ -40,7 +40,7 @@ func init() {
 
 // openURL hands the URL without its prefix to gocloud, whose driver opener
 // validates the query parameters.
-func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
+func openURL(ctx context.Context, u *url.URL) (backend.Driver, error) {
 	scheme := strings.TrimPrefix(u.Scheme, SchemePrefix)
 	cfg, ok := drivers[scheme]
 	if !ok {
@@ -52,7 +52,7 @@ func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backend: %s URL: %w", u.Scheme, err)
 	}
-	b := New(bkt, cfg)
+	b := newDriver(bkt, cfg)
 	b.ownBucket = true
 	b.scheme, b.name = u.Scheme, u.Host
 	return b, nil

@@ -26,7 +26,7 @@ func classify(op, key string, err error) error {
 		return err // already in the vocabulary; cancellation is the caller's, not ours
 	}
 	permanent := func(msg string) error {
-		return &backend.Error{Op: op, Key: key, Err: fmt.Errorf("%s: %w", msg, err)}
+		return backend.Permanent(op, key, fmt.Errorf("%s: %w", msg, err))
 	}
 	switch {
 	// Only a write into the tree meets these: a directory cannot hold both
@@ -40,7 +40,7 @@ func classify(op, key string, err error) error {
 	// A missing component, or a component that is a file, both mean the
 	// key names no object.
 	case errors.Is(err, iofs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR):
-		return &backend.Error{Op: op, Key: key, Err: fmt.Errorf("%w: %w", backend.ErrNotExist, err)}
+		return backend.NotFound(op, key, err)
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return permanent("disk full (or quota exceeded)")
 	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
@@ -51,10 +51,10 @@ func classify(op, key string, err error) error {
 		return permanent("a path segment is longer than the file system allows")
 	// Interrupted or momentarily unavailable: the same call may succeed.
 	case errors.Is(err, syscall.EINTR), errors.Is(err, syscall.EAGAIN):
-		return &backend.Error{Op: op, Key: key, Retryable: true, Err: err}
+		return backend.Retryable(op, key, err)
 	}
 	// Unknown errors (EIO among them) are not guessed to be transient.
-	return &backend.Error{Op: op, Key: key, Err: err}
+	return backend.Permanent(op, key, err)
 }
 
 // placing reports whether err comes from putting a file into the tree
@@ -67,5 +67,5 @@ func placing(err error) bool {
 
 // precondition is the failure of a Cond or GetOptions.IfMatch.
 func precondition(op, key, why string) error {
-	return &backend.Error{Op: op, Key: key, Err: fmt.Errorf("%w: %s", backend.ErrPrecondition, why)}
+	return backend.PreconditionFailed(op, key, errors.New(why))
 }

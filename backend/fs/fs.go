@@ -34,7 +34,7 @@ type Backend struct {
 	swept  atomic.Int64 // unix nanoseconds of the last sweep of tmpDir
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var _ backend.Driver = (*Backend)(nil)
 
 // Describe implements backend.Describer: a directory needs no credentials
 // beyond the file system's permissions.
@@ -46,8 +46,15 @@ func (b *Backend) Describe() backend.Description {
 // when missing (use the URL parameter create=false to insist that it
 // exists). It also creates root/.silt-fs, where writes are staged and
 // writers lock, so root must be writable.
-func New(root string) (*Backend, error) {
-	return open(root, true)
+//
+// The store comes back behind [backend.Portable], the only form in which a
+// consumer may use a driver.
+func New(root string) (backend.Backend, error) {
+	b, err := open(root, true)
+	if err != nil {
+		return nil, err
+	}
+	return backend.Portable(b), nil
 }
 
 func open(root string, create bool) (*Backend, error) {
@@ -138,7 +145,7 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 		// Compared after hashing the open descriptor, so "unchanged"
 		// describes the very file that would have been read.
 		f.Close()
-		return nil, info(key, s), &backend.Error{Op: "get", Key: key, Err: backend.ErrNotModified}
+		return nil, info(key, s), backend.NotModified("get", key, nil)
 	}
 	if r := opts.Range; r != nil {
 		return rangeOf(f, key, s, *r)
@@ -151,8 +158,7 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 func rangeOf(f *os.File, key string, s fileState, r backend.Range) (io.ReadCloser, backend.ObjectInfo, error) {
 	if !r.Within(s.size) {
 		f.Close()
-		return nil, info(key, s), &backend.Error{Op: "get", Key: key,
-			Err: fmt.Errorf("offset %d length %d of a %d-byte object: %w", r.Offset, r.Length, s.size, backend.ErrInvalidRange)}
+		return nil, info(key, s), backend.RangeOutside("get", key, r, s.size)
 	}
 	return sectionFile{SectionReader: io.NewSectionReader(f, r.Offset, r.Length), f: f}, info(key, s), nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/siltsync/silt/backend/fs"
 )
 
-func newBackend(t *testing.T) (*fs.Backend, string) {
+func newBackend(t *testing.T) (backend.Backend, string) {
 	t.Helper()
 	dir := t.TempDir()
 	b, err := fs.New(dir)

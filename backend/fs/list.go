@@ -30,7 +30,7 @@ func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOpti
 			return &backend.KeyError{Key: prefix, Reason: fmt.Sprintf("first segment %q is reserved by the file backend", Reserved)}
 		}
 	}
-	l := &lister{b: b, ctx: ctx, fn: fn, size: backend.PageSize(opts)}
+	l := &lister{b: b, ctx: ctx, fn: fn, size: opts.PageSize}
 	if err := l.walk(dirKey, namePrefix); err != nil {
 		return err
 	}

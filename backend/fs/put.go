@@ -157,7 +157,7 @@ func (b *Backend) stage(ctx context.Context, key string, body io.Reader, size in
 		}
 		k, rerr := body.Read(buf[:min(int64(len(buf)), size+1-n)])
 		if n+int64(k) > size {
-			return staged{}, &backend.Error{Op: "put", Key: key, Err: fmt.Errorf("body is longer than size %d", size)}
+			return staged{}, backend.Permanent("put", key, fmt.Errorf("body is longer than size %d", size))
 		}
 		if _, werr := f.Write(buf[:k]); werr != nil {
 			return staged{}, classify("put", key, werr)
@@ -168,11 +168,11 @@ func (b *Backend) stage(ctx context.Context, key string, body io.Reader, size in
 			break
 		}
 		if rerr != nil {
-			return staged{}, &backend.Error{Op: "put", Key: key, Err: fmt.Errorf("read body: %w", rerr)}
+			return staged{}, backend.Permanent("put", key, fmt.Errorf("read body: %w", rerr))
 		}
 	}
-	if n != size {
-		return staged{}, &backend.Error{Op: "put", Key: key, Err: fmt.Errorf("body has %d bytes, size says %d", n, size)}
+	if err := backend.CheckBodySize(key, n, size); err != nil {
+		return staged{}, err
 	}
 	if err := f.Sync(); err != nil {
 		return staged{}, classify("put", key, err)

@@ -16,7 +16,7 @@ func init() {
 // openURL opens "file:///abs/dir", "file://localhost/abs/dir" or
 // "file://./rel/dir". The whole path is the bucket directory, so unlike
 // other schemes the URL carries no key prefix.
-func openURL(_ context.Context, u *url.URL) (backend.Backend, error) {
+func openURL(_ context.Context, u *url.URL) (backend.Driver, error) {
 	if err := backend.CheckParams(u, "create"); err != nil {
 		return nil, err
 	}

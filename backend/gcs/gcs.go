@@ -32,11 +32,22 @@ type Backend struct {
 	creds      string // the credential source, for Describe
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var _ backend.Driver = (*Backend)(nil)
 
 // New returns a backend for cfg.Bucket. It sends no request, so a missing
 // bucket or missing permission shows on the first operation.
-func New(ctx context.Context, cfg Config) (*Backend, error) {
+//
+// The store comes back behind [backend.Portable], the only form in which a
+// consumer may use a driver.
+func New(ctx context.Context, cfg Config) (backend.Backend, error) {
+	b, err := newDriver(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return backend.Portable(b), nil
+}
+
+func newDriver(ctx context.Context, cfg Config) (*Backend, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("gcs: Config.Bucket is empty")
 	}
@@ -80,7 +91,7 @@ func (b *Backend) call(op, key string, conditional bool) call {
 func generation(op, key string, v backend.Version) (int64, error) {
 	g, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil || g <= 0 {
-		return 0, &backend.Error{Op: op, Key: key, Err: fmt.Errorf("version %q is not a GCS generation: %w", v, backend.ErrPrecondition)}
+		return 0, backend.PreconditionFailed(op, key, fmt.Errorf("version %q is not a GCS generation", v))
 	}
 	return g, nil
 }
@@ -119,7 +130,7 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 	if err != nil {
 		err = classify(c, err)
 		if want != 0 && errors.Is(err, backend.ErrInvalidRange) {
-			err = b.staleOrInvalid(ctx, key, want, err)
+			err = backend.StaleOrInvalid(ctx, b, key, version(want), err)
 		}
 		return nil, backend.ObjectInfo{}, err
 	}
@@ -130,12 +141,12 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 	switch {
 	case want != 0 && r.Attrs.Generation != want:
 		r.Close()
-		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key,
-			Err: fmt.Errorf("generation is %d, want %d: %w", r.Attrs.Generation, want, backend.ErrPrecondition)}
+		return nil, backend.ObjectInfo{}, backend.PreconditionFailed("get", key,
+			fmt.Errorf("generation is %d, want %d", r.Attrs.Generation, want))
 	case unwanted != 0 && r.Attrs.Generation == unwanted:
 		r.Close()
-		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key,
-			Err: fmt.Errorf("generation is still %d: %w", unwanted, backend.ErrNotModified)}
+		return nil, backend.ObjectInfo{}, backend.NotModified("get", key,
+			fmt.Errorf("generation is still %d", unwanted))
 	}
 	// Attrs.Size is the whole object's, from Content-Range on a 206.
 	info := backend.ObjectInfo{Key: key, Size: r.Attrs.Size, Version: version(r.Attrs.Generation), ModTime: r.Attrs.LastModified}
@@ -144,8 +155,7 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 		case !rg.Within(r.Attrs.Size):
 			// GCS cuts a range that ends past the object at its end.
 			r.Close()
-			return nil, info, &backend.Error{Op: "get", Key: key,
-				Err: fmt.Errorf("offset %d length %d of a %d-byte object: %w", rg.Offset, rg.Length, r.Attrs.Size, backend.ErrInvalidRange)}
+			return nil, info, backend.RangeOutside("get", key, *rg, r.Attrs.Size)
 		case r.Attrs.StartOffset != rg.Offset || r.Remain() < rg.Length:
 			// At offset 0 the client accepts a whole-object 200 from a
 			// store that ignored Range; backend.Portable cuts that at
@@ -157,26 +167,6 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 		return &reader{r: r, c: c, left: rg.Length}, info, nil
 	}
 	return &reader{r: r, c: c, left: -1}, info, nil
-}
-
-// staleOrInvalid settles a 416 answer to a ranged read under a generation
-// condition. GCS judges the condition first (412), but emulators ignore
-// read preconditions and answer 416 for a range outside the current
-// object even when the caller's generation is gone; a 416 names no
-// generation. One metadata read, sent only on this error path, tells a
-// stale generation (ErrPrecondition) from a range outside the one asked
-// for.
-func (b *Backend) staleOrInvalid(ctx context.Context, key string, want int64, invalid error) error {
-	cur, err := b.Stat(ctx, key)
-	switch {
-	case backend.IsNotExist(err):
-		return &backend.Error{Op: "get", Key: key, Err: fmt.Errorf("%w: object is gone (the store answered: %v)", backend.ErrPrecondition, invalid)}
-	case err != nil:
-		return invalid
-	case cur.Version != version(want):
-		return &backend.Error{Op: "get", Key: key, Err: fmt.Errorf("generation is %s, want %d: %w (the store answered: %v)", cur.Version, want, backend.ErrPrecondition, invalid)}
-	}
-	return invalid
 }
 
 // reader classifies errors met mid-stream, so a reset connection is
@@ -240,8 +230,8 @@ func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size 
 	if err != nil {
 		return abort(classify(c, err))
 	}
-	if n != size {
-		return abort(backend.Permanent("put", key, fmt.Errorf("body has %d bytes, size says %d", n, size)))
+	if err := backend.CheckBodySize(key, n, size); err != nil {
+		return abort(err)
 	}
 	if err := w.Close(); err != nil {
 		return backend.ObjectInfo{}, classify(c, err)
@@ -285,7 +275,7 @@ func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOpti
 	if err := q.SetAttrSelection([]string{"Name", "Size", "Generation", "Updated"}); err != nil {
 		return backend.Permanent("list", prefix, err)
 	}
-	pager := iterator.NewPager(b.bucket.Objects(ctx, q), backend.PageSize(opts), "")
+	pager := iterator.NewPager(b.bucket.Objects(ctx, q), opts.PageSize, "")
 	for {
 		var attrs []*storage.ObjectAttrs
 		token, err := pager.NextPage(&attrs)

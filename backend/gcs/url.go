@@ -19,12 +19,12 @@ func init() {
 // openURL opens "gs://bucket/prefix". The storage client itself points at
 // STORAGE_EMULATOR_HOST when it is set; conditional delete is then turned
 // off because the common emulator ignores it (see the package doc).
-func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
+func openURL(ctx context.Context, u *url.URL) (backend.Driver, error) {
 	cfg, err := configFromURL(u)
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, cfg)
+	return newDriver(ctx, cfg)
 }
 
 // paramCredentials names a credentials file: gs://bucket?credentials=FILE.

@@ -3,7 +3,6 @@ package mem
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/url"
 	"sort"
@@ -27,7 +26,7 @@ var (
 	named   = map[string]*Backend{}
 )
 
-func openURL(_ context.Context, u *url.URL) (backend.Backend, error) {
+func openURL(_ context.Context, u *url.URL) (backend.Driver, error) {
 	if err := backend.CheckParams(u); err != nil {
 		return nil, err
 	}
@@ -38,12 +37,12 @@ func openURL(_ context.Context, u *url.URL) (backend.Backend, error) {
 	namedMu.Lock()
 	b, ok := named[name]
 	if !ok {
-		b = New()
+		b = newDriver()
 		b.name = name
 		named[name] = b
 	}
 	namedMu.Unlock()
-	return backend.Prefixed(nopClose{b}, prefix), nil
+	return backend.Prefixed(backend.Portable(nopClose{b}), prefix), nil
 }
 
 // nopClose keeps a shared named bucket alive when one opener closes it.
@@ -65,42 +64,37 @@ type Backend struct {
 	name    string // the URL's name, for Describe
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var _ backend.Driver = (*Backend)(nil)
 
-// New returns an empty bucket.
-func New() *Backend {
-	return &Backend{objects: map[string]object{}}
+// New returns an empty bucket behind [backend.Portable], the only form in
+// which a consumer may use a driver.
+func New() backend.Backend {
+	return backend.Portable(newDriver())
 }
 
-// check refuses a done context. backend.Portable does that for every
-// store; mem repeats it because it does no I/O that would notice, and
-// tests use it bare.
-func (b *Backend) check(ctx context.Context, _ string) error {
-	return ctx.Err()
+func newDriver() *Backend {
+	return &Backend{objects: map[string]object{}}
 }
 
 // Get implements backend.Backend.
 func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
-	if err := b.check(ctx, key); err != nil {
-		return nil, backend.ObjectInfo{}, err
-	}
 	b.mu.Lock()
 	o, ok := b.objects[key]
 	b.mu.Unlock()
 	switch {
 	case !ok && opts.IfMatch != "":
-		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key, Err: backend.ErrPrecondition}
+		return nil, backend.ObjectInfo{}, backend.PreconditionFailed("get", key, nil)
 	case !ok:
-		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key, Err: backend.ErrNotExist}
+		return nil, backend.ObjectInfo{}, backend.NotFound("get", key, nil)
 	case opts.IfMatch != "" && opts.IfMatch != o.version:
-		return nil, backend.ObjectInfo{}, &backend.Error{Op: "get", Key: key, Err: backend.ErrPrecondition}
+		return nil, backend.ObjectInfo{}, backend.PreconditionFailed("get", key, nil)
 	case opts.IfNoneMatch != "" && opts.IfNoneMatch == o.version:
-		return nil, info(key, o), &backend.Error{Op: "get", Key: key, Err: backend.ErrNotModified}
+		return nil, info(key, o), backend.NotModified("get", key, nil)
 	}
 	data := o.data
 	if r := opts.Range; r != nil {
 		if !r.Within(int64(len(data))) {
-			return nil, info(key, o), &backend.Error{Op: "get", Key: key, Err: backend.ErrInvalidRange}
+			return nil, info(key, o), backend.InvalidRange("get", key, nil)
 		}
 		data = data[r.Offset:r.End()]
 	}
@@ -110,23 +104,20 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 // Put implements backend.Backend. The body is read in full before the
 // condition is checked, so a cancelled or failed read stores nothing.
 func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
-	if err := b.check(ctx, key); err != nil {
-		return backend.ObjectInfo{}, err
-	}
 	data, err := io.ReadAll(io.LimitReader(body, size+1))
 	if err != nil {
-		return backend.ObjectInfo{}, &backend.Error{Op: "put", Key: key, Err: err}
+		return backend.ObjectInfo{}, backend.Permanent("put", key, err)
 	}
-	if int64(len(data)) != size {
-		return backend.ObjectInfo{}, &backend.Error{Op: "put", Key: key, Err: fmt.Errorf("body has %d bytes, size says %d", len(data), size)}
+	if err := backend.CheckBodySize(key, int64(len(data)), size); err != nil {
+		return backend.ObjectInfo{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return backend.ObjectInfo{}, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.condHolds(key, cond); err != nil {
-		return backend.ObjectInfo{}, &backend.Error{Op: "put", Key: key, Err: err}
+	if err := b.condHolds("put", key, cond); err != nil {
+		return backend.ObjectInfo{}, err
 	}
 	b.gen++
 	o := object{data: data, version: backend.Version(strconv.FormatUint(b.gen, 10)), modTime: time.Now()}
@@ -135,26 +126,23 @@ func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size 
 }
 
 // condHolds must be called with b.mu held.
-func (b *Backend) condHolds(key string, cond backend.Cond) error {
+func (b *Backend) condHolds(op, key string, cond backend.Cond) error {
 	o, ok := b.objects[key]
 	switch {
 	case cond.IfAbsent && ok:
-		return backend.ErrPrecondition
+		return backend.PreconditionFailed(op, key, nil)
 	case cond.IfMatch != "" && (!ok || o.version != cond.IfMatch):
-		return backend.ErrPrecondition
+		return backend.PreconditionFailed(op, key, nil)
 	}
 	return nil
 }
 
 // Delete implements backend.Backend.
 func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) error {
-	if err := b.check(ctx, key); err != nil {
-		return err
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.condHolds(key, cond); err != nil {
-		return &backend.Error{Op: "delete", Key: key, Err: err}
+	if err := b.condHolds("delete", key, cond); err != nil {
+		return err
 	}
 	delete(b.objects, key)
 	return nil
@@ -162,14 +150,11 @@ func (b *Backend) Delete(ctx context.Context, key string, cond backend.Cond) err
 
 // Stat implements backend.Backend.
 func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, error) {
-	if err := b.check(ctx, key); err != nil {
-		return backend.ObjectInfo{}, err
-	}
 	b.mu.Lock()
 	o, ok := b.objects[key]
 	b.mu.Unlock()
 	if !ok {
-		return backend.ObjectInfo{}, &backend.Error{Op: "stat", Key: key, Err: backend.ErrNotExist}
+		return backend.ObjectInfo{}, backend.NotFound("stat", key, nil)
 	}
 	return info(key, o), nil
 }
@@ -186,7 +171,7 @@ func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOpti
 	}
 	b.mu.Unlock()
 	sort.Slice(all, func(i, j int) bool { return all[i].Key < all[j].Key })
-	size := backend.PageSize(opts)
+	size := opts.PageSize
 	for len(all) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err

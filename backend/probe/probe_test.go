@@ -26,7 +26,7 @@ func TestConditional_Mem_ReportsEverythingHolds(t *testing.T) {
 
 // ignoring is a store that accepts conditions and ignores them, as an
 // S3-compatible store or a proxy that drops the headers does.
-type ignoring struct{ *mem.Backend }
+type ignoring struct{ backend.Backend }
 
 func (b ignoring) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, _ backend.Cond) (backend.ObjectInfo, error) {
 	return b.Backend.Put(ctx, key, body, size, backend.Cond{})
@@ -54,7 +54,7 @@ func TestConditional_IgnoredConditions_AreReported(t *testing.T) {
 }
 
 // notClaimed is a store that honestly claims no conditional delete.
-type notClaimed struct{ *mem.Backend }
+type notClaimed struct{ backend.Backend }
 
 func (b notClaimed) Capabilities() backend.Capabilities {
 	c := b.Backend.Capabilities()

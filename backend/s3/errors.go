@@ -56,7 +56,7 @@ func (b *Backend) classify(op, key string, err error) error {
 		code = ae.ErrorCode()
 	}
 	wrap := func(sentinel error) error {
-		return &backend.Error{Op: op, Key: key, Err: fmt.Errorf("%w: %w", sentinel, err)}
+		return backend.Permanent(op, key, fmt.Errorf("%w: %w", sentinel, err))
 	}
 	fail := func(sentinel error, format string, args ...any) error {
 		return backend.Permanent(op, key, fmt.Errorf("%w: %s: %w", sentinel, fmt.Sprintf(format, args...), err))

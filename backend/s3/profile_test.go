@@ -154,7 +154,7 @@ func TestBackend_Describe_EnvKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := b.Describe()
+	d, _ := backend.Describe(b)
 	if d.Credentials != "env (AWS_ACCESS_KEY_ID)" || d.Region != "eu-west-1" || !strings.Contains(d.Endpoint, "s3.eu-west-1.amazonaws.com") {
 		t.Errorf("Describe = %+v", d)
 	}

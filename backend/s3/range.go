@@ -60,7 +60,7 @@ func status(out *s3api.GetObjectOutput) int {
 }
 
 func invalidRange(op, key string, r backend.Range, size int64) error {
-	return &backend.Error{Op: op, Key: key, Err: fmt.Errorf("offset %d length %d of a %d-byte object: %w", r.Offset, r.Length, size, backend.ErrInvalidRange)}
+	return backend.RangeOutside(op, key, r, size)
 }
 
 // parseContentRange parses "bytes first-last/size" (RFC 9110, 14.4) with

@@ -45,9 +45,9 @@ func (s *rangeScript) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // bareAt opens the driver itself, without backend.Portable, so a test sees
 // what the driver alone makes of an answer.
-func bareAt(t *testing.T, endpoint string) *s3.Backend {
+func bareAt(t *testing.T, endpoint string) backend.Driver {
 	t.Helper()
-	b, err := s3.New(t.Context(), s3.Config{Bucket: "scripted", Endpoint: endpoint, UsePathStyle: true, AWSConfig: staticAWS()})
+	b, err := s3.NewDriver(t.Context(), s3.Config{Bucket: "scripted", Endpoint: endpoint, UsePathStyle: true, AWSConfig: staticAWS()})
 	if err != nil {
 		t.Fatal(err)
 	}

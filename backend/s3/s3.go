@@ -28,12 +28,23 @@ type Backend struct {
 	region string // as resolved, for error messages
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var _ backend.Driver = (*Backend)(nil)
 
 // New returns a backend for cfg.Bucket. It sends no request: a missing
 // bucket or bad credentials show on the first operation (use the probe
 // package to check a store up front).
-func New(ctx context.Context, cfg Config) (*Backend, error) {
+//
+// The store comes back behind [backend.Portable], the only form in which a
+// consumer may use a driver.
+func New(ctx context.Context, cfg Config) (backend.Backend, error) {
+	b, err := newDriver(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return backend.Portable(b), nil
+}
+
+func newDriver(ctx context.Context, cfg Config) (*Backend, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -74,7 +85,7 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 	if err != nil {
 		err = b.classify("get", key, err)
 		if opts.IfMatch != "" && errors.Is(err, backend.ErrInvalidRange) {
-			err = b.staleOrInvalid(ctx, key, opts.IfMatch, err)
+			err = backend.StaleOrInvalid(ctx, b, key, normalise(opts.IfMatch), err)
 		}
 		return nil, backend.ObjectInfo{}, err
 	}
@@ -86,11 +97,11 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 		// The store ignored If-Match (gofakes3 does on GET). The ETag of
 		// this very response says which bytes we hold, so the check is
 		// exact even then.
-		err = &backend.Error{Op: "get", Key: key, Err: fmt.Errorf("%w: store returned version %s", backend.ErrPrecondition, v)}
+		err = backend.PreconditionFailed("get", key, fmt.Errorf("store returned version %s", v))
 	case opts.IfNoneMatch != "" && v == normalise(opts.IfNoneMatch):
 		// The store ignored If-None-Match and sent the unchanged object;
 		// the body is closed unread, as a 304 would have sent none.
-		err = &backend.Error{Op: "get", Key: key, Err: fmt.Errorf("%w: store ignored If-None-Match and returned version %s", backend.ErrNotModified, v)}
+		err = backend.NotModified("get", key, fmt.Errorf("store ignored If-None-Match and returned version %s", v))
 	}
 	body, size := out.Body, aws.ToInt64(out.ContentLength)
 	if r := opts.Range; r != nil && err == nil {
@@ -103,33 +114,14 @@ func (b *Backend) Get(ctx context.Context, key string, opts backend.GetOptions) 
 	return body, backend.ObjectInfo{Key: key, Size: size, Version: v, ModTime: aws.ToTime(out.LastModified)}, nil
 }
 
-// staleOrInvalid settles a 416 answer to a ranged GET with If-Match. S3
-// judges If-Match first (412), but a store that ignores If-Match on GET
-// (gofakes3) answers 416 for a range outside the current object even when
-// the caller's version is gone, and a 416 carries no ETag to compare. One
-// HEAD, sent only on this error path, tells a stale version
-// (ErrPrecondition) from a range outside the version asked for.
-func (b *Backend) staleOrInvalid(ctx context.Context, key string, ifMatch backend.Version, invalid error) error {
-	cur, err := b.Stat(ctx, key)
-	switch {
-	case backend.IsNotExist(err):
-		return &backend.Error{Op: "get", Key: key, Err: fmt.Errorf("%w: object is gone (the store answered: %v)", backend.ErrPrecondition, invalid)}
-	case err != nil:
-		return invalid
-	case cur.Version != normalise(ifMatch):
-		return &backend.Error{Op: "get", Key: key, Err: fmt.Errorf("%w: store is at version %s (it answered: %v)", backend.ErrPrecondition, cur.Version, invalid)}
-	}
-	return invalid
-}
-
 // Put implements backend.Backend. Objects of Config.MultipartThreshold
 // bytes or more go up as a multipart upload whose condition is checked
 // when it completes. ObjectInfo.ModTime is zero: S3 returns no time from
 // a write, and a local clock would be a guess.
 func (b *Backend) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
-	start, err := checkBody(body, size)
+	start, err := checkBody(key, body, size)
 	if err != nil {
-		return backend.ObjectInfo{}, backend.Permanent("put", key, err)
+		return backend.ObjectInfo{}, err
 	}
 	if size > 0 && size >= b.cfg.MultipartThreshold {
 		return b.putMultipart(ctx, key, body, start, size, cond)
@@ -193,7 +185,7 @@ func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, err
 // passed to fn: some stores (gofakes3) end a listing whose last page is
 // exactly full with an extra empty one.
 func (b *Backend) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
-	in := &s3api.ListObjectsV2Input{Bucket: &b.cfg.Bucket, Prefix: b.full(prefix), MaxKeys: aws.Int32(int32(backend.PageSize(opts)))}
+	in := &s3api.ListObjectsV2Input{Bucket: &b.cfg.Bucket, Prefix: b.full(prefix), MaxKeys: aws.Int32(int32(opts.PageSize))}
 	pages := s3api.NewListObjectsV2Paginator(b.client, in, func(o *s3api.ListObjectsV2PaginatorOptions) {
 		// A store that repeats a token would otherwise loop forever.
 		o.StopOnDuplicateToken = true
@@ -270,25 +262,23 @@ func normalise(v backend.Version) backend.Version {
 // checkBody returns body's current offset and fails when fewer than size
 // bytes remain, which would otherwise surface as a transport error that
 // backend.Retry retries.
-func checkBody(body io.ReadSeeker, size int64) (int64, error) {
+func checkBody(key string, body io.ReadSeeker, size int64) (int64, error) {
 	if size < 0 {
-		return 0, fmt.Errorf("negative size %d", size)
+		return 0, backend.Permanent("put", key, fmt.Errorf("negative size %d", size))
 	}
 	start, err := body.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return 0, fmt.Errorf("body: %w", err)
+		return 0, backend.Permanent("put", key, fmt.Errorf("body: %w", err))
 	}
 	end, err := body.Seek(0, io.SeekEnd)
 	if err != nil {
-		return 0, fmt.Errorf("body: %w", err)
+		return 0, backend.Permanent("put", key, fmt.Errorf("body: %w", err))
 	}
 	if _, err := body.Seek(start, io.SeekStart); err != nil {
-		return 0, fmt.Errorf("body: %w", err)
+		return 0, backend.Permanent("put", key, fmt.Errorf("body: %w", err))
 	}
-	if end-start < size {
-		return 0, fmt.Errorf("body has %d bytes, size says %d", end-start, size)
-	}
-	return start, nil
+	// Only the first size bytes are sent, so a longer body is fine here.
+	return start, backend.CheckBodySize(key, min(end-start, size), size)
 }
 
 // window is the byte range [start, start+n) of r as a ReadSeeker of its

@@ -25,12 +25,12 @@ const (
 	paramProfile           = "profile"
 )
 
-func openURL(ctx context.Context, u *url.URL) (backend.Backend, error) {
+func openURL(ctx context.Context, u *url.URL) (backend.Driver, error) {
 	cfg, err := configFromURL(u)
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, cfg)
+	return newDriver(ctx, cfg)
 }
 
 // configFromURL parses an s3:// URL into a Config, rejecting parameters it

@@ -54,19 +54,19 @@ const maxLog = 1 << 20
 // (verb, key) pairs for tests that assert which keys an operation touched.
 // A request is counted when it is sent, whether or not it succeeds.
 type Counting struct {
-	inner backend.Backend
-	mu    sync.Mutex
-	c     Counts
-	log   []Request
+	layer
+	mu  sync.Mutex
+	c   Counts
+	log []Request
 }
 
 // Count wraps b in a request counter.
-func Count(b backend.Backend) *Counting { return &Counting{inner: b} }
+func Count(b backend.Backend) *Counting { return &Counting{layer: b} }
 
 var _ backend.Backend = (*Counting)(nil)
 
 // Unwrap returns the wrapped backend.
-func (c *Counting) Unwrap() backend.Backend { return c.inner }
+func (c *Counting) Unwrap() backend.Backend { return c.layer }
 
 // Counts returns the counts so far.
 func (c *Counting) Counts() Counts {
@@ -127,7 +127,7 @@ func (c *Counting) Get(ctx context.Context, key string, opts backend.GetOptions)
 		return nil, backend.ObjectInfo{}, err
 	}
 	c.record(VerbGet, key, 0, 0)
-	rc, info, err := c.inner.Get(ctx, key, opts)
+	rc, info, err := c.layer.Get(ctx, key, opts)
 	if err != nil {
 		return nil, info, err
 	}
@@ -157,7 +157,7 @@ func (c *Counting) Put(ctx context.Context, key string, body io.ReadSeeker, size
 		v = VerbCondPut
 	}
 	c.record(v, key, 0, size)
-	return c.inner.Put(ctx, key, body, size, cond)
+	return c.layer.Put(ctx, key, body, size, cond)
 }
 
 // Delete implements backend.Backend.
@@ -166,7 +166,7 @@ func (c *Counting) Delete(ctx context.Context, key string, cond backend.Cond) er
 		return err
 	}
 	c.record(VerbDelete, key, 0, 0)
-	return c.inner.Delete(ctx, key, cond)
+	return c.layer.Delete(ctx, key, cond)
 }
 
 // Stat implements backend.Backend.
@@ -175,7 +175,7 @@ func (c *Counting) Stat(ctx context.Context, key string) (backend.ObjectInfo, er
 		return backend.ObjectInfo{}, err
 	}
 	c.record(VerbStat, key, 0, 0)
-	return c.inner.Stat(ctx, key)
+	return c.layer.Stat(ctx, key)
 }
 
 // List implements backend.Backend; every page delivered counts as one
@@ -185,7 +185,7 @@ func (c *Counting) List(ctx context.Context, prefix string, opts backend.ListOpt
 		return err
 	}
 	pages := 0
-	err := c.inner.List(ctx, prefix, opts, func(page []backend.ObjectInfo) error {
+	err := c.layer.List(ctx, prefix, opts, func(page []backend.ObjectInfo) error {
 		pages++
 		c.record(VerbList, prefix, 0, 0)
 		return fn(page)
@@ -197,7 +197,7 @@ func (c *Counting) List(ctx context.Context, prefix string, opts backend.ListOpt
 }
 
 // Capabilities implements backend.Backend.
-func (c *Counting) Capabilities() backend.Capabilities { return c.inner.Capabilities() }
+func (c *Counting) Capabilities() backend.Capabilities { return c.layer.Capabilities() }
 
 // Close implements backend.Backend.
-func (c *Counting) Close() error { return c.inner.Close() }
+func (c *Counting) Close() error { return c.layer.Close() }

@@ -123,7 +123,7 @@ func (r Rule) fires(n int) bool {
 // the rest to the backend it wraps. It is safe for concurrent use; with
 // concurrent requests, "the Nth" is the Nth to reach the injector.
 type Faulty struct {
-	inner backend.Backend
+	layer
 
 	mu    sync.Mutex
 	rules []*ruleState
@@ -143,12 +143,12 @@ type fault struct {
 }
 
 // Faults wraps b in a fault injector with no rules.
-func Faults(b backend.Backend) *Faulty { return &Faulty{inner: b} }
+func Faults(b backend.Backend) *Faulty { return &Faulty{layer: b} }
 
 var _ backend.Backend = (*Faulty)(nil)
 
 // Unwrap returns the wrapped backend.
-func (f *Faulty) Unwrap() backend.Backend { return f.inner }
+func (f *Faulty) Unwrap() backend.Backend { return f.layer }
 
 // Add installs a rule. Rules count matching requests from when they are
 // added; when several select one request, the earliest added fires. Add
@@ -233,7 +233,7 @@ func (f *Faulty) Get(ctx context.Context, key string, opts backend.GetOptions) (
 	if err := ft.before(ctx); err != nil {
 		return nil, backend.ObjectInfo{}, err
 	}
-	rc, info, err := f.inner.Get(ctx, key, opts)
+	rc, info, err := f.layer.Get(ctx, key, opts)
 	switch {
 	case ft == nil:
 		return rc, info, err
@@ -318,7 +318,7 @@ func (f *Faulty) Put(ctx context.Context, key string, body io.ReadSeeker, size i
 	if err := ft.before(ctx); err != nil {
 		return backend.ObjectInfo{}, err
 	}
-	info, err := f.inner.Put(ctx, key, body, size, cond)
+	info, err := f.layer.Put(ctx, key, body, size, cond)
 	if ft != nil {
 		return backend.ObjectInfo{}, ft.err
 	}
@@ -334,7 +334,7 @@ func (f *Faulty) Delete(ctx context.Context, key string, cond backend.Cond) erro
 	if err := ft.before(ctx); err != nil {
 		return err
 	}
-	err := f.inner.Delete(ctx, key, cond)
+	err := f.layer.Delete(ctx, key, cond)
 	if ft != nil {
 		return ft.err
 	}
@@ -350,7 +350,7 @@ func (f *Faulty) Stat(ctx context.Context, key string) (backend.ObjectInfo, erro
 	if err := ft.before(ctx); err != nil {
 		return backend.ObjectInfo{}, err
 	}
-	info, err := f.inner.Stat(ctx, key)
+	info, err := f.layer.Stat(ctx, key)
 	if ft != nil {
 		return backend.ObjectInfo{}, ft.err
 	}
@@ -375,7 +375,7 @@ func (f *Faulty) List(ctx context.Context, prefix string, opts backend.ListOptio
 	}
 	pages := 0
 	var injected error
-	err := f.inner.List(ctx, prefix, opts, func(page []backend.ObjectInfo) error {
+	err := f.layer.List(ctx, prefix, opts, func(page []backend.ObjectInfo) error {
 		pages++
 		ft := first
 		if pages > 1 {
@@ -402,7 +402,7 @@ func (f *Faulty) List(ctx context.Context, prefix string, opts backend.ListOptio
 }
 
 // Capabilities implements backend.Backend.
-func (f *Faulty) Capabilities() backend.Capabilities { return f.inner.Capabilities() }
+func (f *Faulty) Capabilities() backend.Capabilities { return f.layer.Capabilities() }
 
 // Close implements backend.Backend.
-func (f *Faulty) Close() error { return f.inner.Close() }
+func (f *Faulty) Close() error { return f.layer.Close() }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/internal/backoff"
 )
 
 // LatencyConfig sets the delay [Latency] adds before each request.
@@ -48,28 +49,28 @@ func (l *latency) delay(v Verb) time.Duration {
 }
 
 func (l *latency) Get(ctx context.Context, key string, opts backend.GetOptions) (io.ReadCloser, backend.ObjectInfo, error) {
-	if err := wait(ctx, l.delay(VerbGet)); err != nil {
+	if err := backoff.Sleep(ctx, l.delay(VerbGet)); err != nil {
 		return nil, backend.ObjectInfo{}, err
 	}
 	return l.Backend.Get(ctx, key, opts)
 }
 
 func (l *latency) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
-	if err := wait(ctx, l.delay(putVerb(cond))); err != nil {
+	if err := backoff.Sleep(ctx, l.delay(putVerb(cond))); err != nil {
 		return backend.ObjectInfo{}, err
 	}
 	return l.Backend.Put(ctx, key, body, size, cond)
 }
 
 func (l *latency) Delete(ctx context.Context, key string, cond backend.Cond) error {
-	if err := wait(ctx, l.delay(VerbDelete)); err != nil {
+	if err := backoff.Sleep(ctx, l.delay(VerbDelete)); err != nil {
 		return err
 	}
 	return l.Backend.Delete(ctx, key, cond)
 }
 
 func (l *latency) Stat(ctx context.Context, key string) (backend.ObjectInfo, error) {
-	if err := wait(ctx, l.delay(VerbStat)); err != nil {
+	if err := backoff.Sleep(ctx, l.delay(VerbStat)); err != nil {
 		return backend.ObjectInfo{}, err
 	}
 	return l.Backend.Stat(ctx, key)
@@ -77,36 +78,20 @@ func (l *latency) Stat(ctx context.Context, key string) (backend.ObjectInfo, err
 
 func (l *latency) List(ctx context.Context, prefix string, opts backend.ListOptions, fn func([]backend.ObjectInfo) error) error {
 	d := l.delay(VerbList)
-	if err := wait(ctx, d); err != nil {
+	if err := backoff.Sleep(ctx, d); err != nil {
 		return err
 	}
 	first := true
 	return l.Backend.List(ctx, prefix, opts, func(page []backend.ObjectInfo) error {
 		// The first page's round trip was paid before the listing started.
 		if !first {
-			if err := wait(ctx, d); err != nil {
+			if err := backoff.Sleep(ctx, d); err != nil {
 				return err
 			}
 		}
 		first = false
 		return fn(page)
 	})
-}
-
-// wait blocks for d or until ctx is done. A zero d still reports a done
-// ctx, so callers never send a request on a context already cancelled.
-func wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // putVerb names a Put the way [Counting] does.

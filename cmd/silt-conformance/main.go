@@ -21,11 +21,7 @@ import (
 	"syscall"
 
 	"github.com/siltsync/silt/backend"
-	_ "github.com/siltsync/silt/backend/blob"
-	_ "github.com/siltsync/silt/backend/fs"
-	_ "github.com/siltsync/silt/backend/gcs"
-	_ "github.com/siltsync/silt/backend/mem"
-	_ "github.com/siltsync/silt/backend/s3"
+	_ "github.com/siltsync/silt/backend/stores" // every shipped store
 	"github.com/siltsync/silt/conformance"
 	"github.com/siltsync/silt/conformance/check"
 )

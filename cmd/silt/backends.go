@@ -1,19 +1,15 @@
 package main
 
-// The stores this command ships: each blank import registers its URL
-// scheme with backend.Open. This is the one place that lists them, and
-// the one place that says how the command opens them.
+// The stores this command ships are backend/stores' list (the one list,
+// which silt-conformance links too): importing it registers each URL
+// scheme with backend.Open. This file says how the command opens them.
 import (
 	"context"
 	flag "github.com/spf13/pflag"
 	"net/url"
 
 	"github.com/siltsync/silt/backend"
-	_ "github.com/siltsync/silt/backend/blob" // blob+mem://, blob+azblob:// (the gocloud drivers that are linked)
-	_ "github.com/siltsync/silt/backend/fs"   // file://
-	_ "github.com/siltsync/silt/backend/gcs"  // gs://
-	_ "github.com/siltsync/silt/backend/mem"  // mem:// (per process: for trying things out)
-	_ "github.com/siltsync/silt/backend/s3"   // s3://
+	_ "github.com/siltsync/silt/backend/stores" // file://, mem://, s3://, gs://, blob+...://
 )
 
 // storeFlags declares --timeout, --profile and --gcs-credentials, which

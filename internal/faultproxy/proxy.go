@@ -1,7 +1,6 @@
 package faultproxy
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/siltsync/silt/internal/backoff"
 )
 
 // Kind names one fault the proxy injects.
@@ -200,19 +201,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reset(w)
 	case Stall:
 		p.count(k)
-		t := time.NewTimer(p.cfg.StallFor)
-		defer t.Stop()
-		select {
-		case <-r.Context().Done():
-		case <-t.C:
-		}
+		_ = backoff.Sleep(r.Context(), p.cfg.StallFor) // a stall ends either way
 		reset(w)
 	case Cut:
 		cw := &cutWriter{ResponseWriter: w, p: p}
 		p.rp.ServeHTTP(cw, r)
 	case Delay:
 		p.count(k)
-		if !sleep(r.Context(), p.cfg.Delay) {
+		if backoff.Sleep(r.Context(), p.cfg.Delay) != nil {
 			return
 		}
 		p.rp.ServeHTTP(w, r)
@@ -240,17 +236,6 @@ func reset(w http.ResponseWriter) {
 		_ = tc.SetLinger(0) // close sends RST, not FIN
 	}
 	conn.Close()
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // discard is a ResponseWriter that drops the answer.

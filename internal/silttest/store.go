@@ -34,7 +34,7 @@ func Read(t testing.TB, b backend.Backend, key string) string {
 
 // Fill returns an in-memory store holding n keys "d/k00" ... under one
 // prefix.
-func Fill(t testing.TB, n int) *mem.Backend {
+func Fill(t testing.TB, n int) backend.Backend {
 	t.Helper()
 	m := mem.New()
 	for i := range n {
