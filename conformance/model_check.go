@@ -370,7 +370,10 @@ func (m *modelRun) checkPull(c *mcache, scope []string, meta bool, snap snapshot
 	if !o.fired && o.err == nil {
 		m.expect(propNoNeedlessDownload, o.st.Files.Downloaded <= differ, "pull downloaded %d files, %d differed", o.st.Files.Downloaded, differ)
 	}
-	key := strings.Join(scope, "\x00")
+	// A pull that kept lazy files lazy (the command line's sync) leaves
+	// them to download for the next pull that does not: the same scope is
+	// the same only with the same KeepLazy (F20, the oracle's).
+	key := strings.Join(scope, "\x00") + fmt.Sprintf("\x00keepLazy=%v", m.keepLazy)
 	if lp := c.lastPull; lp != nil && lp.scope == key && !meta && !o.fired && !o.retried {
 		single := len(scope) == 1 && !m.isDir(scope[0])
 		if lp.seq == snap.Seq || (single && sameEntries(inScopeEntries(snap, inScope), lp.entries)) {

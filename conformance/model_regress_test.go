@@ -507,3 +507,36 @@ func TestModel_Regression_WriteOverLazyRecordThenDeleteIsNoDeletion(t *testing.T
 		}
 	})
 }
+
+// F20 (model, not engine; CI's model leg at SILT_MODEL_BUDGET=1000,
+// Mem/Concurrent, RAPID_SEED=20261201, replays with -rapid.seed=20289167):
+// the oracle held a pull of an unchanged scope to 2 requests even when the
+// pull before it had kept lazy files lazy (KeepLazy, the command line's
+// sync) and this one did not, so it must download them. This pins the
+// engine's behaviour: the KeepLazy pull costs one request, the plain pull
+// after it hydrates what was kept lazy.
+func TestModel_Regression_PlainPullAfterKeepLazyPullHydrates(t *testing.T) {
+	regress(t, "", func(t *testing.T, bk *bucket) {
+		ctx := context.Background()
+		a, b := bk.host(), bk.host()
+		a.writeMark(map[string]string{"data/t/1/raw": "payload", "data/t/1/latest": "1"})
+		a.push()
+		if _, err := b.s.Pull(ctx, syncer.PullOptions{MetadataOnly: true}); err != nil {
+			t.Fatal(err)
+		}
+		kept, err := b.s.Pull(ctx, syncer.PullOptions{KeepLazy: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept.Requests.Total() > 2 || kept.Files.Downloaded != 0 {
+			t.Fatalf("KeepLazy pull of an unchanged bucket: %d requests, %d downloaded; want <= 2 and none", kept.Requests.Total(), kept.Files.Downloaded)
+		}
+		if _, ok := b.read("data/t/1/raw"); ok {
+			t.Fatal("KeepLazy pull downloaded the lazy file")
+		}
+		b.pull()
+		if got, ok := b.read("data/t/1/raw"); !ok || got != "payload" {
+			t.Fatalf("plain pull after a KeepLazy one: raw = %q, %v; want it hydrated", got, ok)
+		}
+	})
+}
