@@ -124,7 +124,11 @@ func TestSyncer_Pull_ScopedRunsWhilePushOfAnotherModelUploads(t *testing.T) {
 		st, err := c.Push(t.Context(), syncer.PushOptions{})
 		pushed <- opResult{st, err}
 	}()
-	<-g.arrived // the push is mid-upload and stays there
+	select {
+	case <-g.arrived: // the push is mid-upload and stays there
+	case r := <-pushed:
+		t.Fatalf("the push ended (%+v, %v) before it uploaded anything: the test proves nothing", r.st.Files, r.err)
+	}
 
 	st, err := c.Pull(t.Context(), syncer.PullOptions{Scope: []string{"data/t/m3"}})
 	if err != nil {
@@ -175,7 +179,11 @@ func TestSyncer_Pull_ScopedRunsWhileWholeCachePushUploads(t *testing.T) {
 		st, err := c.Push(t.Context(), syncer.PushOptions{All: true})
 		pushed <- opResult{st, err}
 	}()
-	<-g.arrived // the push is mid-upload and stays there
+	select {
+	case <-g.arrived: // the push is mid-upload and stays there
+	case r := <-pushed:
+		t.Fatalf("the push ended (%+v, %v) before it uploaded anything: the test proves nothing", r.st.Files, r.err)
+	}
 
 	// The bound only turns the old behaviour (waiting for the push, which
 	// never ends while the gate holds it) into a failure, not a hang.
