@@ -105,10 +105,7 @@ type lockReq struct {
 
 // acquire blocks until sc may run (or ctx ends) and returns its release.
 func (l *scopeLocks) acquire(ctx context.Context, sc lockScope) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	r, err := l.acquireDone(ctx.Done(), ctx.Err, sc)
+	r, err := l.acquireHeld(ctx, sc)
 	if err != nil {
 		return nil, err
 	}

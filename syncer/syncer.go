@@ -274,11 +274,8 @@ var ErrClosed = errors.New("syncer: closed")
 // enter waits until an operation of scope sc may run and returns its
 // release.
 func (s *Syncer) enter(ctx context.Context, sc lockScope) (func(), error) {
-	release, err := s.locks.acquire(ctx, sc)
-	if err != nil {
-		return nil, err
-	}
-	return s.opened(release)
+	release, _, err := s.enterNarrowable(ctx, sc)
+	return release, err
 }
 
 // enterNarrowable is enter, also returning a function that narrows the
