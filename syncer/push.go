@@ -90,18 +90,19 @@ func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepare
 // of its outcome (finish.go). Removals delete no data object: GC does,
 // once no snapshot younger than its grace period references it.
 func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence *Fence) error {
-	if pm.empty() {
-		return s.finishPush(o, pm, nil)
+	var res *commitResult // nil: nothing to commit
+	if !pm.empty() {
+		ch := changeSet{upserts: pm.upserts, bases: pm.bases, removals: pm.removals, proofs: pm.proofs}
+		r, err := s.commitGrouped(ctx, o, pm.sh, ch, pm.head, fence)
+		if err != nil {
+			return err
+		}
+		o.stats.Seq = r.head.Manifest.Seq
+		o.stats.Commit = &CommitStats{Attempts: r.attempts, Batch: r.batch}
+		o.mark("commit")
+		res = &r
 	}
-	ch := changeSet{upserts: pm.upserts, bases: pm.bases, removals: pm.removals, proofs: pm.proofs}
-	res, err := s.commitGrouped(ctx, o, pm.sh, ch, pm.head, fence)
-	if err != nil {
-		return err
-	}
-	o.stats.Seq = res.head.Manifest.Seq
-	o.stats.Commit = &CommitStats{Attempts: res.attempts, Batch: res.batch}
-	o.mark("commit")
-	return s.finishPush(o, pm, &res)
+	return s.finishPush(o, pm, res)
 }
 
 // errScopeGrew is returned by planLocal when the dirty set holds paths
