@@ -37,10 +37,16 @@
 //
 // # Phases
 //
-// A push runs push.go (plan: walk the dirty part of the cache), upload.go
-// (check against the index, upload), commit.go (merge, compare-and-swap),
-// finish.go (record locally). A pull runs pull.go (plan per shard, then
-// downloads, then removals and pruning of emptied directories).
+// A push is orchestrated by push.go, which enters each phase file once, in
+// run order: plan.go (walk the dirty part of the cache, hash what a stat
+// cannot settle), check.go (read the committed index where the plan
+// touches it and decide uploads, deletions and conflicts), upload.go
+// (upload each new content once; pack.go packs small files), groupcommit.go
+// (batch the commits of concurrent pushes; commit.go merges onto the fresh
+// shards and compare-and-swaps the manifest), finish.go (count the outcome
+// and record it in the local state, state.go). A pull runs pull.go (plan
+// per shard, then downloads through install.go, then removals and pruning
+// of emptied directories).
 //
 // Stats.Phases times them: a pull's manifest, shards, walk and transfer; a
 // push's walk, index, upload and commit. With Config.Tracer each operation

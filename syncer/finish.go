@@ -1,48 +1,32 @@
 package syncer
 
 import (
-	"context"
 	"maps"
 	"slices"
 )
 
-// commitPrepared commits a prepared push and records the outcome locally.
-// Removals delete no data object: GC does, once no snapshot younger than
-// its grace period references it.
-func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence *Fence) error {
-	if pm.empty() {
-		return s.finishPush(pm, nil)
-	}
-	ch := changeSet{upserts: pm.upserts, bases: pm.bases, removals: pm.removals, proofs: pm.proofs}
-	res, err := s.commitGrouped(ctx, o, pm.sh, ch, pm.head, fence)
-	if err != nil {
-		return err
-	}
-	o.stats.Seq = res.head.Manifest.Seq
-	o.stats.Commit = &CommitStats{Attempts: res.attempts, Batch: res.batch}
-	o.mark("commit")
-	for _, p := range slices.Sorted(maps.Keys(res.conflicts)) {
-		pm.keep[p] = true
-		delete(pm.records, p)
-		o.retract(p, pm.counted[p])
-		o.conflict(p, res.conflicts[p])
-	}
-	for p := range pm.removals {
-		if res.skipped[p] {
-			o.change(Change{Path: p, Action: ActionSkip, Reason: reasonRemovalMoved}) // finishPush keeps its record
-			continue
-		}
-		o.add(func(st *Stats) { st.Files.Deleted++ })
-		o.change(Change{Path: p, Action: ActionDelete})
-	}
-	return s.finishPush(pm, &res)
-}
-
-// finishPush stores what the push established: records of committed
+// finishPush counts the commit's outcome per path (res nil: nothing was
+// committed) and stores what the push established: records of committed
 // files, shards known to be reconciled, and the dirty marks it settled.
-func (s *Syncer) finishPush(pm *prepared, res *commitResult) error {
+func (s *Syncer) finishPush(o *op, pm *prepared, res *commitResult) error {
+	if res != nil {
+		for _, p := range slices.Sorted(maps.Keys(res.conflicts)) {
+			pm.keep[p] = true
+			delete(pm.records, p)
+			o.retract(p, pm.counted[p])
+			o.conflict(p, res.conflicts[p])
+		}
+		for p := range pm.removals {
+			if res.skipped[p] {
+				o.change(Change{Path: p, Action: ActionSkip, Reason: reasonRemovalMoved}) // finishPush keeps its record
+				continue
+			}
+			o.add(func(st *Stats) { st.Files.Deleted++ })
+			o.change(Change{Path: p, Action: ActionDelete})
+		}
+	}
 	return s.st.update(func(t stx) error {
-		if err := applyPull(t, pm.touch); err != nil {
+		if err := t.putRecords(pm.touch); err != nil {
 			return err
 		}
 		for _, p := range pm.forget {

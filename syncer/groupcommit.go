@@ -60,9 +60,7 @@ type commitReq struct {
 // when there are any. Commits under a fence or a commit lock go alone.
 func (s *Syncer) commitGrouped(ctx context.Context, o *op, sh *shards, ch changeSet, first *index.Head, fence *Fence) (commitResult, error) {
 	if fence != nil || !o.backend().Capabilities().ConditionalPut {
-		res, err := s.commit(ctx, o, sh, ch, first, fence)
-		res.batch = 1
-		return res, err
+		return s.commitAlone(ctx, o, sh, ch, first, fence)
 	}
 	c := &s.group
 	r := &commitReq{o: o, sh: sh, ch: ch, head: first, wake: make(chan struct{})}
@@ -94,9 +92,7 @@ func (s *Syncer) commitGrouped(ctx context.Context, o *op, sh *shards, ch change
 		c.mu.Unlock()
 		switch {
 		case alone:
-			res, err := s.commit(ctx, o, sh, ch, nil, nil)
-			res.batch = 1
-			return res, err
+			return s.commitAlone(ctx, o, sh, ch, nil, nil)
 		case !lead:
 			return r.res, r.err
 		}
@@ -128,11 +124,16 @@ func (s *Syncer) commitGrouped(ctx context.Context, o *op, sh *shards, ch change
 	alone := r.alone
 	c.mu.Unlock()
 	if alone {
-		res, err := s.commit(ctx, o, sh, ch, nil, nil)
-		res.batch = 1
-		return res, err
+		return s.commitAlone(ctx, o, sh, ch, nil, nil)
 	}
 	return r.res, r.err
+}
+
+// commitAlone commits ch by itself, as a batch of one.
+func (s *Syncer) commitAlone(ctx context.Context, o *op, sh *shards, ch changeSet, first *index.Head, fence *Fence) (commitResult, error) {
+	res, err := s.commit(ctx, o, sh, ch, first, fence)
+	res.batch = 1
+	return res, err
 }
 
 // newerLocked records h as the latest manifest written, unless a newer
@@ -195,8 +196,7 @@ func (c *committer) withdrawLocked(r *commitReq) {
 func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq) {
 	if len(batch) == 1 {
 		r := batch[0]
-		r.res, r.err = s.commit(ctx, r.o, r.sh, r.ch, s.freshest(r.head), nil)
-		r.res.batch = 1
+		r.res, r.err = s.commitAlone(ctx, r.o, r.sh, r.ch, s.freshest(r.head), nil)
 		return
 	}
 	// Scope locks keep concurrent pushes' paths apart; a request that
@@ -225,8 +225,7 @@ func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq) {
 	}
 	if len(members) == 1 {
 		r := members[0]
-		r.res, r.err = s.commit(ctx, r.o, r.sh, r.ch, s.freshest(r.head), nil)
-		r.res.batch = 1
+		r.res, r.err = s.commitAlone(ctx, r.o, r.sh, r.ch, s.freshest(r.head), nil)
 		return
 	}
 	res, err := s.commit(ctx, o, sh, ch, nil, nil)

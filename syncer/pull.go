@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -165,7 +164,7 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 		if err := s.saveRemote(t); err != nil {
 			return err
 		}
-		if err := applyPull(t, done); err != nil {
+		if err := t.putRecords(done); err != nil {
 			return err
 		}
 		// Claims on shards the manifest no longer has are void: a later
@@ -572,21 +571,4 @@ func (s *Syncer) download(ctx context.Context, b backend.Backend, p string, e in
 	}
 	defer rc.Close()
 	return s.local.install(p, rc, e, w)
-}
-
-func applyPull(t stx, done []pullDone) error {
-	// Sorted: bbolt appends cheaply and splits pages dearly.
-	slices.SortFunc(done, func(a, b pullDone) int { return strings.Compare(a.path, b.path) })
-	for _, dn := range done {
-		var err error
-		if dn.record == nil {
-			err = t.deleteFile(dn.path)
-		} else {
-			err = t.putFile(dn.path, *dn.record)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1,16 +1,12 @@
 package syncer
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 	"maps"
 	"slices"
-	"sync"
 
 	"github.com/siltsync/silt/index"
-	"github.com/siltsync/silt/internal/ignore"
 )
 
 // ErrTooManyDeletes is returned when a push would delete more remote files
@@ -45,9 +41,12 @@ type PushOptions struct {
 // nothing dirty it sends no request at all. Bytes the store already holds
 // (under their content hash) are not uploaded again.
 //
-// The push runs in phases, one file each, in this order: plan (this file:
-// walk the dirty part of the cache), upload.go (check against the index,
-// upload), commit.go (merge and compare-and-swap), finish.go (record).
+// The push runs in phases, one file each, entered once from this file in
+// this order: plan.go (walk the dirty part of the cache and hash),
+// check.go (check against the committed index), upload.go (upload, with
+// pack.go packing small files), groupcommit.go (batch the commits of
+// concurrent pushes, each merged and swapped in commit.go), finish.go
+// (record the outcome in the local state, state.go).
 func (s *Syncer) Push(ctx context.Context, opts PushOptions) (Stats, error) {
 	o, pm, release, err := s.preparePushed(ctx, "push", opts)
 	if release == nil {
@@ -59,6 +58,51 @@ func (s *Syncer) Push(ctx context.Context, opts PushOptions) (Stats, error) {
 	}
 	err = s.commitPrepared(ctx, o, pm, opts.Fence)
 	return o.end(err)
+}
+
+// prepare runs a push's phases up to its commit, each once and in this
+// order: plan (plan.go), the scope narrowing (narrowPush), the check
+// against the committed index (check.go) and the upload (upload.go, which
+// packs small files in pack.go). It commits nothing.
+func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepared, error) {
+	o.dryRun = opts.DryRun
+	lp, err := s.planLocal(ctx, o, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.narrowPush(o, &lp, opts.DryRun); err != nil {
+		return nil, err
+	}
+	o.mark("walk")
+	pm, ts, err := s.checkIndex(ctx, o, lp, opts)
+	if err != nil || ts == nil {
+		return pm, err
+	}
+	if err := s.uploadAll(ctx, o, pm, ts.sends, ts.modes); err != nil {
+		return nil, err
+	}
+	o.mark("upload")
+	return pm, nil
+}
+
+// commitPrepared runs the last phases of a prepared push: the commit
+// (groupcommit.go, which merges and swaps in commit.go), then the record
+// of its outcome (finish.go). Removals delete no data object: GC does,
+// once no snapshot younger than its grace period references it.
+func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence *Fence) error {
+	var res *commitResult // nil: nothing to commit
+	if !pm.empty() {
+		ch := changeSet{upserts: pm.upserts, bases: pm.bases, removals: pm.removals, proofs: pm.proofs}
+		r, err := s.commitGrouped(ctx, o, pm.sh, ch, pm.head, fence)
+		if err != nil {
+			return err
+		}
+		o.stats.Seq = r.head.Manifest.Seq
+		o.stats.Commit = &CommitStats{Attempts: r.attempts, Batch: r.batch}
+		o.mark("commit")
+		res = &r
+	}
+	return s.finishPush(o, pm, res)
 }
 
 // errScopeGrew is returned by planLocal when the dirty set holds paths
@@ -136,7 +180,7 @@ func (s *Syncer) narrowPush(o *op, lp *localPlan, dryRun bool) error {
 		return nil
 	}
 	if !dryRun && len(lp.touch) > 0 {
-		if err := s.st.update(func(t stx) error { return applyPull(t, lp.touch) }); err != nil {
+		if err := s.st.update(func(t stx) error { return t.putRecords(lp.touch) }); err != nil {
 			return err
 		}
 		lp.touch = nil
@@ -160,258 +204,64 @@ func (s *Syncer) narrowPush(o *op, lp *localPlan, dryRun bool) error {
 	return nil
 }
 
-// upload is one file to send: its content as hashed while planning.
-type upload struct {
-	path   string
-	sha    string
-	local  localFile
-	rec    fileRecord
-	hasRec bool
+// prepared is a push whose data is uploaded and whose index change is
+// decided but not committed.
+type prepared struct {
+	d        dirtySet
+	upserts  map[string]index.Entry // committed as they are
+	bases    map[string]string      // sha256 each upsert replaces ("" = none)
+	records  map[string]fileRecord  // records of upserts, stored once committed
+	removals map[string]string      // sha256 of the entries to remove
+	keep     map[string]bool        // marks that must survive this push
+	forget   []string               // records to drop whatever happens
+	touch    []pullDone             // records refreshed whatever happens
+	head     *index.Head            // the manifest read while preparing
+	sh       *shards
+	// refs maps the sha256 of each unpacked entry of the shards read
+	// while preparing to one path holding it: an object they name may be
+	// deduplicated against.
+	refs map[string]string
+	// proofs maps each upsert deduplicated against an existing object to
+	// the path whose committed entry names that object; the commit checks
+	// it still does (see merge).
+	proofs map[string]string
+	// counted is the outcome each upsert was counted under while
+	// preparing (ActionUpload or ActionDedup), so a commit that turns it
+	// into a conflict counts it once, as that (see retract). It never
+	// leaves the process: a PushManifest's commit has stats of its own.
+	counted map[string]Action
 }
 
-// base is the sha256 this cache last synced for the path ("" = new).
-func (u upload) base() string {
-	if u.hasRec {
-		return u.rec.SHA256
-	}
-	return ""
-}
+func (pm *prepared) empty() bool { return len(pm.upserts) == 0 && len(pm.removals) == 0 }
 
-// removal is one remote entry to delete: this cache synced it at
-// rec.SHA256 and its local copy is gone.
-type removal struct {
-	path string
-	rec  fileRecord
-}
-
-// localPlan is what the dirty set and the cache say, before any request.
-type localPlan struct {
-	d       dirtySet
-	uploads []upload
-	removes []removal
-	touch   []pullDone // unchanged files whose records need a fresh mtime
-	refused map[string]string
-}
-
-// planLocal walks the dirty part of the cache (or opts.Paths). It sends no
-// request.
-func (s *Syncer) planLocal(ctx context.Context, o *op, opts PushOptions) (localPlan, error) {
-	lp := localPlan{refused: map[string]string{}}
-	ex, err := s.rules(opts.Exclude, opts.Include)
-	if err != nil {
-		return lp, err
+// normalize gives every map a value, so a decoded manifest is usable.
+func (pm *prepared) normalize() *prepared {
+	if pm.upserts == nil {
+		pm.upserts = map[string]index.Entry{}
 	}
-	o.ex = ex
-	var only []string
-	for _, p := range opts.Paths {
-		n, err := normalizePath(p)
-		if err != nil {
-			return lp, err
-		}
-		only = append(only, n)
+	if pm.bases == nil {
+		pm.bases = map[string]string{}
 	}
-	var roots []string
-	err = s.st.view(func(t stx) error {
-		lp.d = t.dirty()
-		switch {
-		case len(only) > 0:
-			lp.d = lp.d.restrict(only)
-			lp.d.overflow = slices.Contains(only, "") // the whole cache, listed
-		case opts.All:
-			lp.d.overflow = true // a walk of everything, with deletions
-		}
-		if !o.held.covers(lp.d.lock()) {
-			return errScopeGrew
-		}
-		if lp.d.empty() {
-			return nil
-		}
-		roots = []string{""}
-		if !lp.d.overflow && !lp.d.bulk {
-			roots = topmost(slices.Collect(maps.Keys(lp.d.paths)))
-		}
-		return nil
-	})
-	if err != nil {
-		return lp, err
+	if pm.records == nil {
+		pm.records = map[string]fileRecord{}
 	}
-	// The records under each root are read after its walk, merged with it
-	// in path order. They cannot change in between: the scope lock this
-	// push holds covers every root.
-	for _, r := range roots {
-		if err := s.planRoot(ctx, o, r, &lp); err != nil {
-			return lp, err
-		}
+	if pm.removals == nil {
+		pm.removals = map[string]string{}
 	}
-	if len(roots) == 1 && roots[0] == "" {
-		s.recordWalk(o)
+	if pm.keep == nil {
+		pm.keep = map[string]bool{}
 	}
-	return lp, nil
-}
-
-// planRoot walks root, then merges what it found with the records under
-// root, both in path order, in one read transaction: a file whose size
-// and mtime match its record (and are not racily close to its
-// verification) costs no more than its stat. The others are hashed after
-// the transaction, in parallel, and planned in path order.
-func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan) error {
-	tree, prefix, excluded, err := s.local.tree(ctx, root, o.ex)
-	if err != nil {
-		return err
+	if pm.d.paths == nil {
+		pm.d.paths = map[string]uint64{}
 	}
-	o.add(func(st *Stats) { st.Files.Excluded += excluded })
-	var (
-		check     []upload  // walked files the stat does not settle
-		gone      []removal // records without a walked file
-		unchanged int
-		walked    bool
-	)
-	missing := func(k []byte, fc *fileCursor) {
-		if !under(string(k), root) {
-			return // a neighbour of root in key order ("a/b-c" next to "a/b")
-		}
-		rec, ok := fc.record()
-		if !ok || !rec.Hydrated {
-			return
-		}
-		if o.ex.Excluded(string(k)) {
-			return // never walked, so never evidence of a deletion
-		}
-		if p := string(k); lp.d.overflow || lp.d.marked(p) {
-			gone = append(gone, removal{path: p, rec: rec})
-		}
+	if pm.refs == nil {
+		pm.refs = map[string]string{}
 	}
-	err = s.st.view(func(t stx) error {
-		fc := t.fileCursor(index.PrefixRange(root))
-		err := tree.each([]byte(prefix), func(pb []byte, e *dirEnt) error {
-			if e.kind == entSkip {
-				o.skipped(string(pb), e.mode)
-				return nil
-			}
-			p := string(pb)
-			if err := index.ValidPath(p); err != nil {
-				lp.refused[p] = "refused: " + err.Error()
-				return nil
-			}
-			for k := fc.key(); k != nil && bytes.Compare(k, pb) < 0; k = fc.key() {
-				missing(k, fc)
-				fc.next()
-			}
-			walked = true
-			o.examined(p)
-			if k := fc.key(); k != nil && bytes.Equal(k, pb) {
-				if fc.unchanged(e.lf) {
-					unchanged++ // unchanged since this machine verified it
-				} else {
-					rec, ok := fc.record()
-					check = append(check, upload{path: p, local: e.lf, rec: rec, hasRec: ok})
-				}
-				fc.next()
-				return nil
-			}
-			check = append(check, upload{path: p, local: e.lf})
-			return nil
-		})
-		for k := fc.key(); err == nil && k != nil; k = fc.key() {
-			missing(k, fc)
-			fc.next()
-		}
-		return err
-	})
-	if err != nil {
-		return err
+	if pm.proofs == nil {
+		pm.proofs = map[string]string{}
 	}
-	unreadable, err := s.hashAll(ctx, check)
-	if err != nil {
-		return err
+	if pm.counted == nil {
+		pm.counted = map[string]Action{}
 	}
-	for i, u := range check {
-		if reason := unreadable[i]; reason != "" {
-			lp.refused[u.path] = reason
-			continue
-		}
-		if u.hasRec && u.rec.Hydrated && u.sha == u.rec.SHA256 && !u.local.execDiffers(u.rec.Exec) {
-			rec := u.rec
-			rec.MtimeNs, rec.Size, rec.VerifiedNs = u.local.mtimeNs, u.local.size, now()
-			lp.touch = append(lp.touch, pullDone{u.path, &rec})
-			unchanged++
-			continue
-		}
-		lp.uploads = append(lp.uploads, u)
-	}
-	o.add(func(st *Stats) { st.Files.Unchanged += unchanged })
-	// Deletions need positive evidence: a file this cache held, now absent,
-	// under an explicit mark (or after the mark set overflowed).
-	removes := len(lp.removes)
-	for _, r := range gone {
-		lf, err := s.local.stat(r.path)
-		if err != nil && s.local.displaced(r.path) {
-			err = nil // the other kind took its place: the file is gone
-		}
-		if err != nil || lf.exists {
-			continue // present (seen via another root) or unusable: not a deletion
-		}
-		lp.removes = append(lp.removes, r)
-	}
-	switch {
-	case root == "" || walked || len(lp.removes) != removes:
-	case excluded > 0 && o.ex.Path(root, true) == ignore.Excluded:
-		o.change(Change{Path: root, Action: ActionSkip, Reason: "excluded by an exclude rule"})
-	default:
-		o.change(Change{Path: root, Action: ActionSkip, Reason: "matches no file in the cache and none this cache synced"})
-	}
-	return nil
-}
-
-// hashAll hashes the files of us in parallel, setting each one's sha and
-// local (the size, mtime and mode of the bytes hashed). A file that cannot
-// be read (permission denied, gone since the walk, a directory now) has
-// its reason at its index in unreadable, and the others are hashed: one
-// such file never aborts a push. The error is the context's.
-func (s *Syncer) hashAll(ctx context.Context, us []upload) (unreadable []string, err error) {
-	unreadable = make([]string, len(us))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, walkWorkers())
-	for i := range us {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			sum, hashed, err := s.local.hash(us[i].path)
-			if err != nil {
-				unreadable[i] = unreadableReason(err)
-				return
-			}
-			us[i].sha, us[i].local = sum, hashed
-		})
-	}
-	wg.Wait()
-	return unreadable, err
-}
-
-// unreadableReason is the conflict reason of a file a push could not read.
-func unreadableReason(err error) string {
-	const stays = "; it stays dirty for the next push"
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "vanished while being read" + stays
-	case errors.Is(err, fs.ErrPermission):
-		return "cannot read: permission denied" + stays
-	}
-	return "cannot read: " + err.Error() + stays
-}
-
-// topmost drops paths that lie under another path of the set.
-func topmost(paths []string) []string {
-	slices.Sort(paths)
-	var out []string
-	for _, p := range paths {
-		if len(out) > 0 && under(p, out[len(out)-1]) {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
+	return pm
 }

@@ -202,3 +202,16 @@ func (l *scopeLocks) grantLocked() {
 		}
 	}
 }
+
+// topmost drops paths that lie under another path of the set.
+func topmost(paths []string) []string {
+	slices.Sort(paths)
+	var out []string
+	for _, p := range paths {
+		if len(out) > 0 && under(p, out[len(out)-1]) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,6 +158,24 @@ func (t stx) putFile(p string, r fileRecord) error {
 }
 
 func (t stx) deleteFile(p string) error { return t.tx.Bucket(bucketFiles).Delete([]byte(p)) }
+
+// putRecords stores the records of done (a nil record deletes the path's).
+func (t stx) putRecords(done []pullDone) error {
+	// Sorted: bbolt appends cheaply and splits pages dearly.
+	slices.SortFunc(done, func(a, b pullDone) int { return strings.Compare(a.path, b.path) })
+	for _, dn := range done {
+		var err error
+		if dn.record == nil {
+			err = t.deleteFile(dn.path)
+		} else {
+			err = t.putFile(dn.path, *dn.record)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // filesIn calls fn for every record whose path lies in [r.lo, r.hi).
 func (t stx) filesIn(r index.Range, fn func(p string, rec fileRecord) error) error {

@@ -1,5 +1,8 @@
 package syncer
 
+// The upload phase of a push: each new content once, small ones packed
+// (pack.go), every byte checked against the hash the plan took.
+
 import (
 	"context"
 	"crypto/sha256"
@@ -8,7 +11,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"maps"
 	"slices"
 	"sync"
 
@@ -18,224 +20,6 @@ import (
 	"github.com/siltsync/silt/index"
 )
 
-// prepared is a push whose data is uploaded and whose index change is
-// decided but not committed.
-type prepared struct {
-	d        dirtySet
-	upserts  map[string]index.Entry // committed as they are
-	bases    map[string]string      // sha256 each upsert replaces ("" = none)
-	records  map[string]fileRecord  // records of upserts, stored once committed
-	removals map[string]string      // sha256 of the entries to remove
-	keep     map[string]bool        // marks that must survive this push
-	forget   []string               // records to drop whatever happens
-	touch    []pullDone             // records refreshed whatever happens
-	head     *index.Head            // the manifest read while preparing
-	sh       *shards
-	// refs maps the sha256 of each unpacked entry of the shards read
-	// while preparing to one path holding it: an object they name may be
-	// deduplicated against.
-	refs map[string]string
-	// proofs maps each upsert deduplicated against an existing object to
-	// the path whose committed entry names that object; the commit checks
-	// it still does (see merge).
-	proofs map[string]string
-	// counted is the outcome each upsert was counted under while
-	// preparing (ActionUpload or ActionDedup), so a commit that turns it
-	// into a conflict counts it once, as that (see retract). It never
-	// leaves the process: a PushManifest's commit has stats of its own.
-	counted map[string]Action
-}
-
-func (pm *prepared) empty() bool { return len(pm.upserts) == 0 && len(pm.removals) == 0 }
-
-// normalize gives every map a value, so a decoded manifest is usable.
-func (pm *prepared) normalize() *prepared {
-	if pm.upserts == nil {
-		pm.upserts = map[string]index.Entry{}
-	}
-	if pm.bases == nil {
-		pm.bases = map[string]string{}
-	}
-	if pm.records == nil {
-		pm.records = map[string]fileRecord{}
-	}
-	if pm.removals == nil {
-		pm.removals = map[string]string{}
-	}
-	if pm.keep == nil {
-		pm.keep = map[string]bool{}
-	}
-	if pm.d.paths == nil {
-		pm.d.paths = map[string]uint64{}
-	}
-	if pm.refs == nil {
-		pm.refs = map[string]string{}
-	}
-	if pm.proofs == nil {
-		pm.proofs = map[string]string{}
-	}
-	if pm.counted == nil {
-		pm.counted = map[string]Action{}
-	}
-	return pm
-}
-
-// prepare plans the push, checks it against the committed index and
-// uploads the data. It commits nothing.
-func (s *Syncer) prepare(ctx context.Context, o *op, opts PushOptions) (*prepared, error) {
-	o.dryRun = opts.DryRun
-	lp, err := s.planLocal(ctx, o, opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.narrowPush(o, &lp, opts.DryRun); err != nil {
-		return nil, err
-	}
-	o.mark("walk")
-	pm := (&prepared{d: lp.d, touch: lp.touch, sh: s.newShards(o.backend())}).normalize()
-	for p, reason := range lp.refused {
-		pm.keep[p] = true
-		o.conflict(p, reason)
-	}
-	if len(lp.uploads) == 0 && len(lp.removes) == 0 {
-		return pm, nil // nothing to send: no request at all
-	}
-	remote, err := s.remoteEntries(ctx, o, pm, lp)
-	if err != nil {
-		return nil, err
-	}
-	o.mark("index")
-
-	var sends, modes []upload
-	for _, u := range lp.uploads {
-		e, inRemote := remote[u.path]
-		switch {
-		case inRemote && e.SHA256 == u.sha && e.Exec != u.exec() && u.base() == e.SHA256:
-			// The bytes this cache synced, with the executable bit flipped:
-			// the entry changes, its bytes stay where they are.
-			ne := e
-			ne.Exec, ne.Seq = u.exec(), 0
-			pm.upserts[u.path] = ne
-			pm.bases[u.path] = e.SHA256
-			pm.records[u.path] = fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: ne.Exec}
-			modes = append(modes, u)
-		case inRemote && e.SHA256 == u.sha:
-			// Recorded with the committed bit: a local bit that differs
-			// (the same bytes created on both sides) is pushed next time.
-			pm.touch = append(pm.touch, pullDone{u.path, &fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: e.Exec}})
-			o.add(func(st *Stats) { st.Files.Unchanged++ })
-		case inRemote && u.base() == "":
-			pm.keep[u.path] = true
-			o.conflict(u.path, reasonCreatedRemotely)
-		case inRemote && e.SHA256 != u.base():
-			pm.keep[u.path] = true
-			o.conflict(u.path, reasonChangedRemotely)
-		case !inRemote && u.base() != "":
-			pm.keep[u.path] = true
-			o.conflict(u.path, reasonDeletedRemotely)
-		default:
-			sends = append(sends, u)
-		}
-	}
-	for _, r := range lp.removes {
-		e, inRemote := remote[r.path]
-		switch {
-		case !inRemote:
-			pm.forget = append(pm.forget, r.path) // already gone
-		case e.SHA256 != r.rec.SHA256:
-			// The remote copy wins: the next pull installs it (a deletion
-			// never wins over an edit it did not see). The record stays as
-			// it was, the evidence of what this cache synced, so a file
-			// that appears meanwhile is never mistaken for a new one, and
-			// the next pull, KeepLazy or not, downloads the entry.
-			o.change(Change{Path: r.path, Action: ActionSkip, Reason: reasonRemovalMoved})
-		default:
-			pm.removals[r.path] = e.SHA256
-		}
-	}
-	tooMany := opts.MaxDelete > 0 && len(pm.removals) > opts.MaxDelete
-	if opts.DryRun {
-		// A dry run lists every planned action, past the guard too.
-		for _, u := range sends {
-			o.change(Change{Path: u.path, Action: ActionUpload, Bytes: u.local.size, DryRun: true})
-		}
-		for _, u := range modes {
-			o.change(Change{Path: u.path, Action: ActionDedup, Reason: modeReason(u.exec()), DryRun: true})
-		}
-		for _, p := range slices.Sorted(maps.Keys(pm.removals)) {
-			o.change(Change{Path: p, Action: ActionDelete, DryRun: true})
-		}
-		if !tooMany {
-			o.add(func(st *Stats) { st.Files.Uploaded = len(sends) + len(modes); st.Files.Deleted = len(pm.removals) })
-		}
-	}
-	if tooMany {
-		return nil, fmt.Errorf("%w: %d planned, limit %d", ErrTooManyDeletes, len(pm.removals), opts.MaxDelete)
-	}
-	if opts.DryRun {
-		return pm, nil
-	}
-	for _, u := range modes {
-		pm.counted[u.path] = ActionDedup
-		o.add(func(st *Stats) { st.Files.Deduplicated++ })
-		o.change(Change{Path: u.path, Action: ActionDedup, Reason: modeReason(u.exec())})
-	}
-	if err := s.uploadAll(ctx, o, pm, sends); err != nil {
-		return nil, err
-	}
-	o.mark("upload")
-	return pm, nil
-}
-
-// remoteEntries reads the manifest and the shards that hold the planned
-// paths, and returns the committed entries of those paths.
-func (s *Syncer) remoteEntries(ctx context.Context, o *op, pm *prepared, lp localPlan) (map[string]index.Entry, error) {
-	head, err := s.readManifest(ctx, o.backend())
-	if err != nil {
-		return nil, err
-	}
-	pm.head = &head
-	m := head.Manifest
-	o.stats.Seq = m.Seq
-	out := map[string]index.Entry{}
-	if len(m.Shards) == 0 {
-		return out, nil
-	}
-	byShard := map[int][]string{}
-	for _, u := range lp.uploads {
-		i := m.ShardFor(u.path)
-		byShard[i] = append(byShard[i], u.path)
-	}
-	for _, r := range lp.removes {
-		i := m.ShardFor(r.path)
-		byShard[i] = append(byShard[i], r.path)
-	}
-	is := make([]int, 0, len(byShard))
-	for i := range byShard {
-		is = append(is, i)
-	}
-	if err := pm.sh.prefetch(ctx, m, is, s.cfg.Concurrency); err != nil {
-		return nil, err
-	}
-	for i, ps := range byShard {
-		entries, err := pm.sh.get(ctx, m, i)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range ps {
-			if e, ok := entries[p]; ok {
-				out[p] = e
-			}
-		}
-		for p, e := range entries {
-			if !e.Packed() {
-				pm.refs[e.SHA256] = p
-			}
-		}
-	}
-	return out, nil
-}
-
 // reasonChangedWhileRead is why a file is left dirty when its bytes moved
 // between planning and upload.
 const reasonChangedWhileRead = "changed while it was being pushed; it stays dirty for the next push"
@@ -243,8 +27,15 @@ const reasonChangedWhileRead = "changed while it was being pushed; it stays dirt
 // uploadAll stores each distinct content once, create-if-absent under its
 // hash: an object already there holds the same bytes (deduplication). No
 // upload is ever conditional on a version, and nothing a committed snapshot
-// references is ever overwritten.
-func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends []upload) error {
+// references is ever overwritten. The modes (an executable bit flipped on
+// bytes the index already names) need no upload: they are counted here, as
+// deduplicated.
+func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends, modes []upload) error {
+	for _, u := range modes {
+		pm.counted[u.path] = ActionDedup
+		o.add(func(st *Stats) { st.Files.Deduplicated++ })
+		o.change(Change{Path: u.path, Action: ActionDedup, Reason: modeReason(u.exec())})
+	}
 	b := o.backend()
 	bySHA := map[string][]upload{}
 	var order []string
