@@ -30,7 +30,9 @@ type RateConfig struct {
 // object. Every mutation sent counts, whether or not the store applied
 // it (a failed precondition is still a write attempt). Reads and other
 // keys are untouched, so a store emulated this way caps a protocol whose
-// commits all mutate one object at 1/Per commits a second in total.
+// commits all mutate one object at 1/Per commits a second in total. Its
+// Capabilities state the limit (MaxMutationsPerKeyPerSecond), as the GCS
+// driver does.
 func MutationRate(b backend.Backend, cfg RateConfig) backend.Backend {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -43,6 +45,16 @@ type rated struct {
 	cfg  RateConfig
 	mu   sync.Mutex
 	last map[string]time.Time
+}
+
+// Capabilities states the limit, as the GCS driver states GCS's, so that
+// the commit loop paces its retries by it.
+func (r *rated) Capabilities() backend.Capabilities {
+	c := r.layer.Capabilities()
+	if r.cfg.Per > 0 {
+		c.MaxMutationsPerKeyPerSecond = float64(time.Second) / float64(r.cfg.Per)
+	}
+	return c
 }
 
 // Unwrap returns the wrapped backend.
