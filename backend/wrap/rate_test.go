@@ -49,3 +49,10 @@ func TestMutationRate_FailedPreconditionStillCounts(t *testing.T) {
 	_, err := backend.PutBytes(ctx, r, "k", []byte("y"), backend.Cond{})
 	silttest.WantRetryable(t, err, wrap.ErrObjectRateLimited)
 }
+
+func TestMutationRate_StatesItsLimitAsGCSDoes(t *testing.T) {
+	r := wrap.MutationRate(mem.New(), wrap.RateConfig{Per: 500 * time.Millisecond})
+	if got := r.Capabilities().MaxMutationsPerKeyPerSecond; got != 2 {
+		t.Fatalf("MaxMutationsPerKeyPerSecond = %v, want 2 (one per 500 ms)", got)
+	}
+}
