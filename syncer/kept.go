@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/siltsync/silt/index"
 )
 
 // Reasons of the outcomes that keep or settle a local copy.
@@ -95,7 +97,7 @@ func (s *Syncer) backups() ([]Backup, error) {
 func (s *Syncer) Restore(ctx context.Context, path string) (Stats, error) {
 	p, err := normalizePath(path)
 	if err == nil && p == "" {
-		err = &PathError{Path: path, Reason: "names the whole cache, not a file"}
+		err = &index.PathError{Path: path, Reason: "names the whole cache, not a file"}
 	}
 	if err != nil {
 		return Stats{Op: "restore"}, err

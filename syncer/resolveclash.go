@@ -220,7 +220,7 @@ func (s *Syncer) displaceLocal(c *fileDirClash) ([]Backup, error) {
 			case d.Type().IsRegular():
 				files = append(files, p)
 			default:
-				return &PathError{Path: p, Reason: "not a regular file (" + d.Type().String() + "); move it out of " + c.path + "/ first"}
+				return &index.PathError{Path: p, Reason: "not a regular file (" + d.Type().String() + "); move it out of " + c.path + "/ first"}
 			}
 			return nil
 		})
