@@ -15,6 +15,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -95,7 +96,7 @@ type casCounter struct {
 }
 
 func (c *casCounter) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
-	if key == syncer.InternalDir+"/manifest.json" && !cond.IsZero() {
+	if key == index.InternalDir+"/manifest.json" && !cond.IsZero() {
 		c.n.Add(1)
 	}
 	return c.Backend.Put(ctx, key, body, size, cond)

@@ -18,6 +18,7 @@ import (
 	"github.com/siltsync/silt/backend/fs"
 	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/lock"
+	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -119,7 +120,7 @@ func crashOp(ctx context.Context, op string, b backend.Backend, dir, file string
 		}
 		return le.Release(ctx)
 	}
-	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: syncer.DefaultLazy})
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: serve.DefaultLazy})
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ var crashV1 = map[string]string{"data/t/1/raw": "raw v1", "data/t/1/latest": "1"
 var crashV2 = map[string]string{"data/t/1/raw": "raw v2", "data/t/1/latest": "2", "data/a/b/c/3/new": "three", "data/deep/er/2/s p.json": "two v2"}
 
 func (w *crashWorld) open(t *testing.T, dir string) *syncer.Syncer {
-	s, err := syncer.Open(context.Background(), syncer.Config{Backend: w.store, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: syncer.DefaultLazy})
+	s, err := syncer.Open(context.Background(), syncer.Config{Backend: w.store, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: serve.DefaultLazy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func (w *crashWorld) expectIn(t *testing.T, op string, k int, dir string, want m
 	got := map[string]string{}
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
-			if d != nil && d.Name() == syncer.InternalDir {
+			if d != nil && d.Name() == index.InternalDir {
 				return filepath.SkipDir
 			}
 			return err

@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -276,7 +277,7 @@ func linpPull(ctx context.Context, s *syncer.Syncer, scope string) (linpReturn, 
 			return err
 		}
 		if d.IsDir() {
-			if d.Name() == syncer.InternalDir {
+			if d.Name() == index.InternalDir {
 				return filepath.SkipDir
 			}
 			return nil
@@ -368,9 +369,6 @@ func (w *linpWriter) push(ctx context.Context, call linpCall) (linpReturn, error
 		}
 	default:
 		st, err = w.s.Push(ctx, syncer.PushOptions{})
-	}
-	if errors.Is(err, syncer.ErrStalePush) {
-		return linpReturn{Seq: st.Seq}, nil // lost a race: nothing committed
 	}
 	if err != nil {
 		return linpReturn{}, err

@@ -252,7 +252,7 @@ func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served b
 			// injected faults, as a real network's failures sit under it.
 			Backend: backend.Production(c.faults, backend.WithRetry(backend.RetryConfig{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond})),
 			Dir:     dir, Concurrency: 1, ShardMaxEntries: 4, // one transfer at a time: fault positions replay
-			Lazy: syncer.DefaultLazy, // the layout the oracle predicts MetadataOnly pulls by
+			Lazy: serve.DefaultLazy, // the layout the oracle predicts MetadataOnly pulls by
 			// Small packs, so both storage paths and multi-pack pushes occur.
 			PackThreshold: modelPackThreshold, PackSize: modelPackSize,
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -15,6 +14,8 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -204,18 +205,14 @@ func (m *modelRun) checkPush(c *mcache, prepBefore, before, after snapshotView, 
 			mustConflict[p] = true
 		}
 	}
-	stale := errors.Is(o.err, syncer.ErrStalePush)
 	got := map[string]string{}
 	for p, e := range after.Entries {
 		got[p] = e.SHA256
 	}
 	switch {
-	case o.fired || stale:
+	case o.fired:
 		// Atomic: all of it or none of it.
-		if stale {
-			m.expect(propNoSpuriousConflict, m.shared, "CommitPush refused as stale with owned paths")
-		}
-		ok := sameMod(got, shaMap(before), maybe) || (!stale && sameMod(got, expected, maybe))
+		ok := sameMod(got, shaMap(before), maybe) || sameMod(got, expected, maybe)
 		m.expect(propAtomicCommit, ok, "a failed push left a partial commit: %s", diffMaps(shaMap(before), got))
 	default:
 		m.expect(propNoSpuriousError, o.err == nil, "push: %v", o.err)
@@ -334,8 +331,8 @@ func (m *modelRun) checkPull(c *mcache, scope []string, meta bool, snap snapshot
 			case !modified && !conflicts[p] && !o.fired && o.err == nil:
 				// KeepLazy keeps a lazy record lazy: one the oracle knows, or one
 				// a MetadataOnly pull that a fault interrupted may have left.
-				keptLazy := m.keepLazy && syncer.DefaultLazy(p) && (c.lazy()[p] || b == "")
-				lazyOK := (meta && syncer.DefaultLazy(p) || keptLazy) && xa == "" && xb == ""
+				keptLazy := m.keepLazy && serve.DefaultLazy(p) && (c.lazy()[p] || b == "")
+				lazyOK := (meta && serve.DefaultLazy(p) || keptLazy) && xa == "" && xb == ""
 				m.expect(propScopeEqualsSnapshot, xa == r || lazyOK, "after pull %v, %q is %s, committed %s", scope, p, short(xa), short(r))
 			}
 		}
@@ -353,11 +350,11 @@ func (m *modelRun) checkPull(c *mcache, scope []string, meta bool, snap snapshot
 			delete(c.base, p)
 			delete(c.lazy(), p)
 			delete(c.unknown, p)
-		case xa == "" && r != "" && meta && syncer.DefaultLazy(p) && !o.fired && o.err == nil && xb == "" && (c.base[p] == "" || c.lazy()[p]):
+		case xa == "" && r != "" && meta && serve.DefaultLazy(p) && !o.fired && o.err == nil && xb == "" && (c.base[p] == "" || c.lazy()[p]):
 			c.base[p] = r
 			c.lazy()[p] = true
 			delete(c.unknown, p)
-		case xa == "" && r != "" && m.keepLazy && syncer.DefaultLazy(p) && (c.lazy()[p] || c.base[p] == "") && xb == "" && !o.fired && o.err == nil:
+		case xa == "" && r != "" && m.keepLazy && serve.DefaultLazy(p) && (c.lazy()[p] || c.base[p] == "") && xb == "" && !o.fired && o.err == nil:
 			c.base[p] = r // KeepLazy: the lazy record follows the entry
 			c.lazy()[p] = true
 			delete(c.unknown, p)
@@ -479,7 +476,7 @@ func readDisk(t interface{ Fatalf(string, ...any) }, c *mcache) map[string]strin
 		rel, _ := filepath.Rel(c.dir, abs)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel == syncer.InternalDir {
+			if rel == index.InternalDir {
 				return filepath.SkipDir
 			}
 			return nil

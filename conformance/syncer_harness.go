@@ -13,6 +13,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/wrap"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -80,7 +81,7 @@ type host struct {
 func (bk *bucket) host(opts ...func(*syncer.Config)) *host {
 	bk.t.Helper()
 	h := &host{t: bk.t, bk: bk, dir: bk.t.TempDir()}
-	h.cfg = syncer.Config{Backend: bk.store, Dir: h.dir, Concurrency: 4, Lazy: syncer.DefaultLazy}
+	h.cfg = syncer.Config{Backend: bk.store, Dir: h.dir, Concurrency: 4, Lazy: serve.DefaultLazy}
 	for _, o := range opts {
 		o(&h.cfg)
 	}

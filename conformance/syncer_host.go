@@ -11,8 +11,11 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/control"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/namespace"
 	"github.com/siltsync/silt/syncer"
+	"github.com/siltsync/silt/verify"
 )
 
 func checkSyncerTwoPhasePush_PrepareThenCommit(t *testing.T, nb Factory) {
@@ -174,12 +177,12 @@ func checkSyncerNamespaces_AreIndependent(t *testing.T, nb Factory) {
 	if _, err := os.Stat(filepath.Join(a2.dir, "team-a", "data/t/m/1")); err != nil {
 		t.Errorf("namespaced file not under DIR/team-a: %v", err)
 	}
-	list, err := syncer.Namespaces(context.Background(), store)
+	list, err := namespace.List(context.Background(), store)
 	if err != nil || len(list) != 2 || list[0].Namespace != "team-a" || list[1].Owner != "repo-2" {
 		t.Errorf("Namespaces = %+v, %v", list, err)
 	}
 	_, err = syncer.Open(context.Background(), syncer.Config{Backend: store, Dir: t.TempDir(), Namespace: "team-a", Owner: "repo-9"})
-	if !errors.Is(err, syncer.ErrNamespaceTaken) {
+	if !errors.Is(err, namespace.ErrTaken) {
 		t.Errorf("open by another owner: %v, want ErrNamespaceTaken", err)
 	}
 	CheckRemote(t, store, "team-a")
@@ -188,9 +191,8 @@ func checkSyncerNamespaces_AreIndependent(t *testing.T, nb Factory) {
 
 func checkControlRecordsBypassTheIndex(t *testing.T, nb Factory) {
 	bk := newBucket(t, nb)
-	h := bk.host()
 	ctx := context.Background()
-	c := h.s.Control()
+	c := control.New(bk.store) // the namespace root: this bucket has no namespace
 	if _, err := c.Get(ctx, "runs/1"); !backend.IsNotExist(err) {
 		t.Errorf("get missing: %v", err)
 	}
@@ -217,11 +219,11 @@ func checkControlRecordsBypassTheIndex(t *testing.T, nb Factory) {
 }
 
 func checkVerifyHealthyStore(t *testing.T, nb Factory) {
-	r, err := syncer.Verify(context.Background(), nb(t))
+	r, err := verify.Run(context.Background(), nb(t))
 	if err != nil || !r.Healthy {
 		t.Errorf("verify: %+v, %v", r, err)
 	}
-	if r.Race.Got != syncer.VerifyRacers*syncer.VerifyIncrements {
+	if r.Race.Got != verify.Racers*verify.Increments {
 		t.Errorf("verify ran no compare-and-swap race: %+v", r.Race)
 	}
 }

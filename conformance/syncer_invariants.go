@@ -258,10 +258,10 @@ func checkInvariant7_PathsAreValidated(t *testing.T, nb Factory) {
 	bk := newBucket(t, nb)
 	a := bk.host()
 	for _, p := range []string{"../x", "a/../../x", "/etc/passwd", "x/.silt/state.db", ".silt/state.db", "a\x00b"} {
-		if err := a.s.MarkDirty(p); !errors.Is(err, syncer.ErrInvalidPath) {
+		if err := a.s.MarkDirty(p); !errors.Is(err, index.ErrInvalidPath) {
 			t.Errorf("MarkDirty(%q) = %v, want ErrInvalidPath", p, err)
 		}
-		if _, err := a.s.Pull(context.Background(), syncer.PullOptions{Scope: []string{p}}); !errors.Is(err, syncer.ErrInvalidPath) {
+		if _, err := a.s.Pull(context.Background(), syncer.PullOptions{Scope: []string{p}}); !errors.Is(err, index.ErrInvalidPath) {
 			t.Errorf("Pull(scope %q) = %v, want ErrInvalidPath", p, err)
 		}
 	}
@@ -274,7 +274,7 @@ func checkInvariant7_PathsAreValidated(t *testing.T, nb Factory) {
 		t.Fatal(err)
 	}
 	a.mark("link/secret")
-	if _, err := a.s.Push(context.Background(), syncer.PushOptions{}); !errors.Is(err, syncer.ErrInvalidPath) {
+	if _, err := a.s.Push(context.Background(), syncer.PushOptions{}); !errors.Is(err, index.ErrInvalidPath) {
 		t.Errorf("push through a symlinked dir: %v, want ErrInvalidPath", err)
 	}
 	a.cfg.Dir = a.dir

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/namespace"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -31,7 +32,7 @@ func OpenBucket(ctx context.Context, cfg BucketConfig) (*Server, error) {
 		return nil, errors.New("serve: OpenBucket needs a backend")
 	}
 	if cfg.Namespace != "" {
-		if err := syncer.ValidateNamespace(cfg.Namespace); err != nil {
+		if err := namespace.Validate(cfg.Namespace); err != nil {
 			return nil, err
 		}
 	}

@@ -3,7 +3,7 @@ package serve
 import (
 	"context"
 
-	"github.com/siltsync/silt/syncer"
+	"github.com/siltsync/silt/namespace"
 )
 
 // Health calls GET /v1/health: one read of the manifest, no write.
@@ -21,7 +21,7 @@ func (c *Client) Events(ctx context.Context, req EventsRequest) (EventsResponse,
 }
 
 // Namespaces lists the bucket's registered namespaces.
-func (c *Client) Namespaces(ctx context.Context) ([]syncer.NamespaceInfo, error) {
+func (c *Client) Namespaces(ctx context.Context) ([]namespace.Info, error) {
 	var out NamespacesResponse
 	err := c.call(ctx, "POST", "/v1/namespaces", struct{}{}, &out)
 	return out.Namespaces, err

@@ -9,6 +9,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/lock"
+	"github.com/siltsync/silt/namespace"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -22,7 +23,7 @@ const (
 	CodeNoBackup       = "no_backup"        // restore of a path with no kept copy
 	CodeInvalidPath    = "invalid_path"     // a path escapes the cache or names silt's own files
 	CodeTooManyDeletes = "too_many_deletes" // a push would delete more than maxDelete
-	CodeStalePush      = "stale_push"       // a prepared push can no longer be committed
+	CodeStalePush      = "stale_push"       // reserved, no longer sent: a commit reports moved paths as conflicts
 	CodeConflict       = "conflict"         // a conditional write lost (precondition failed)
 	CodeFenced         = "fenced"           // the commit's fencing token is stale
 	CodeContention     = "contention"       // the manifest compare-and-swap lost too often
@@ -77,14 +78,13 @@ var errorMap = []struct {
 	code   string
 	status int
 }{
-	{syncer.ErrInvalidPath, CodeInvalidPath, http.StatusBadRequest},
+	{index.ErrInvalidPath, CodeInvalidPath, http.StatusBadRequest},
 	{syncer.ErrTooManyDeletes, CodeTooManyDeletes, http.StatusConflict},
-	{syncer.ErrStalePush, CodeStalePush, http.StatusConflict},
 	{syncer.ErrFenced, CodeFenced, http.StatusConflict},
-	{syncer.ErrCommitContention, CodeContention, http.StatusServiceUnavailable},
+	{index.ErrCommitContention, CodeContention, http.StatusServiceUnavailable},
 	{syncer.ErrBusy, CodeBusy, http.StatusServiceUnavailable},
 	{syncer.ErrClosed, CodeUnavailable, http.StatusServiceUnavailable},
-	{syncer.ErrNamespaceTaken, CodeNamespaceTaken, http.StatusConflict},
+	{namespace.ErrTaken, CodeNamespaceTaken, http.StatusConflict},
 	{syncer.ErrRollback, CodeRollback, http.StatusConflict},
 	{syncer.ErrSeqExhausted, CodeSeqExhausted, http.StatusConflict},
 	{index.ErrNewerFormat, CodeNewerFormat, http.StatusInternalServerError},

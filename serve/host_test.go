@@ -11,7 +11,9 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/lock"
+	"github.com/siltsync/silt/namespace"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -255,7 +257,7 @@ func TestBucketServer_LocksControlHealthNamespacesRead(t *testing.T) {
 	if err := c.RegisterNamespace(t.Context(), "team-b", "repo-b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.RegisterNamespace(t.Context(), "team-b", "repo-x"); !errors.Is(err, syncer.ErrNamespaceTaken) {
+	if err := c.RegisterNamespace(t.Context(), "team-b", "repo-x"); !errors.Is(err, namespace.ErrTaken) {
 		t.Fatalf("second owner: %v, want namespace_taken", err)
 	}
 	ns, err := c.Namespaces(t.Context())
@@ -270,7 +272,7 @@ func TestBucketServer_LocksControlHealthNamespacesRead(t *testing.T) {
 	if r, err := c.Read(t.Context(), nil, ".catalog-export.json"); err != nil || r.Found {
 		t.Fatalf("read own (empty) namespace: %+v %v", r, err)
 	}
-	if _, err := c.Read(t.Context(), nil, "../x"); !errors.Is(err, syncer.ErrInvalidPath) {
+	if _, err := c.Read(t.Context(), nil, "../x"); !errors.Is(err, index.ErrInvalidPath) {
 		t.Fatalf("read ../x: %v", err)
 	}
 	if _, err := c.Pull(t.Context(), syncer.PullOptions{}); !errors.Is(err, backend.ErrNotExist) {

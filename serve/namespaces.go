@@ -10,7 +10,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/index"
-	"github.com/siltsync/silt/syncer"
+	"github.com/siltsync/silt/namespace"
 )
 
 // NamespaceRequest is the body of POST /v1/namespaces/register.
@@ -21,7 +21,7 @@ type NamespaceRequest struct {
 
 // NamespacesResponse is the result of POST /v1/namespaces.
 type NamespacesResponse struct {
-	Namespaces []syncer.NamespaceInfo `json:"namespaces"`
+	Namespaces []namespace.Info `json:"namespaces"`
 }
 
 // ReadRequest is the body of POST /v1/read: one committed file of a
@@ -53,9 +53,9 @@ func (s *Server) handleNamespaces(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.run(w, r, "namespaces", "namespaces", false, func(ctx context.Context) (any, error) {
-		ns, err := syncer.Namespaces(ctx, s.bucket())
+		ns, err := namespace.List(ctx, s.bucket())
 		if ns == nil {
-			ns = []syncer.NamespaceInfo{}
+			ns = []namespace.Info{}
 		}
 		return NamespacesResponse{Namespaces: ns}, err
 	})
@@ -67,7 +67,7 @@ func (s *Server) handleNamespaceRegister(w http.ResponseWriter, r *http.Request)
 		writeError(w, err)
 		return
 	}
-	if err := syncer.ValidateNamespace(req.Namespace); err != nil {
+	if err := namespace.Validate(req.Namespace); err != nil {
 		writeError(w, badRequest("namespace: %v", err))
 		return
 	}
@@ -76,7 +76,7 @@ func (s *Server) handleNamespaceRegister(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	s.run(w, r, "namespaces/register", "namespaces", false, func(ctx context.Context) (any, error) {
-		return struct{}{}, syncer.RegisterNamespace(ctx, s.bucket(), req.Namespace, req.Owner)
+		return struct{}{}, namespace.Register(ctx, s.bucket(), req.Namespace, req.Owner)
 	})
 }
 
@@ -93,7 +93,7 @@ func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
 	if req.Namespace != nil {
 		if *req.Namespace == "" {
 			root = s.bucket()
-		} else if err := syncer.ValidateNamespace(*req.Namespace); err != nil {
+		} else if err := namespace.Validate(*req.Namespace); err != nil {
 			writeError(w, badRequest("namespace: %v", err))
 			return
 		} else {
@@ -101,7 +101,7 @@ func (s *Server) handleRead(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := backend.ValidateKey(req.Path); err != nil {
-		writeError(w, fmt.Errorf("%w: %v", syncer.ErrInvalidPath, err))
+		writeError(w, fmt.Errorf("%w: %v", index.ErrInvalidPath, err))
 		return
 	}
 	s.run(w, r, "read", "read", false, func(ctx context.Context) (any, error) {

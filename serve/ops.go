@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/control"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -236,7 +237,7 @@ func (s *Server) handleControl(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	c := syncer.NewControl(s.root) // as Syncer.Control, and without a cache for a bucket service
+	c := control.New(s.root) // the namespace root: a bucket service has no cache
 	s.run(w, r, "control/"+verb, "control", false, func(ctx context.Context) (any, error) {
 		switch verb {
 		case "get":

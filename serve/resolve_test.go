@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/siltsync/silt/backend/mem"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -101,7 +102,7 @@ func TestServer_Resolve_BadRequestsAreTyped(t *testing.T) {
 		}
 	}
 	_, err := st.client.Resolve(t.Context(), syncer.ResolveOptions{Paths: []string{"../x"}, Keep: syncer.KeepLocal})
-	if !errors.Is(err, syncer.ErrInvalidPath) {
+	if !errors.Is(err, index.ErrInvalidPath) {
 		t.Errorf("resolve ../x: err = %v, want invalid_path", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	_ "github.com/siltsync/silt/backend/fs" // file:// buckets
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -69,7 +70,7 @@ func TestServer_Restore_BadRequestsAreTyped(t *testing.T) {
 	if _, err := st.client.Restore(t.Context(), "data/none"); !errors.Is(err, syncer.ErrNoBackup) {
 		t.Errorf("restore data/none: err = %v, want ErrNoBackup", err)
 	}
-	if _, err := st.client.Restore(t.Context(), "../x"); !errors.Is(err, syncer.ErrInvalidPath) {
+	if _, err := st.client.Restore(t.Context(), "../x"); !errors.Is(err, index.ErrInvalidPath) {
 		t.Errorf("restore ../x: err = %v, want invalid_path", err)
 	}
 	for _, body := range []map[string]any{{}, {"paths": []string{}}, {"path": "data/x"}} {

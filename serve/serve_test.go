@@ -145,11 +145,11 @@ func TestServer_Push_TooManyDeletesIsTypedError(t *testing.T) {
 func TestServer_Pull_InvalidPathIsTypedError(t *testing.T) {
 	st := start(t, mem.New())
 	_, err := st.client.Pull(t.Context(), syncer.PullOptions{Scope: []string{"../escape"}})
-	if !errors.Is(err, syncer.ErrInvalidPath) {
+	if !errors.Is(err, index.ErrInvalidPath) {
 		t.Fatalf("err = %v, want invalid_path", err)
 	}
 	err = st.client.MarkPaths(t.Context(), ".silt/state.db")
-	if !errors.Is(err, syncer.ErrInvalidPath) {
+	if !errors.Is(err, index.ErrInvalidPath) {
 		t.Fatalf("mark .silt: err = %v, want invalid_path", err)
 	}
 }

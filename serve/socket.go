@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/siltsync/silt/syncer"
+	"github.com/siltsync/silt/index"
 )
 
 // SocketName is the socket's file name inside DIR/.silt.
@@ -47,7 +47,7 @@ func SocketPath(dir string) (string, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	p := filepath.Join(abs, syncer.InternalDir, SocketName)
+	p := filepath.Join(abs, index.InternalDir, SocketName)
 	if len(p) <= maxSocketPath {
 		return p, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -31,7 +32,7 @@ func TestOpen_Busy_NamesTheHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	record := filepath.Join(dir, syncer.InternalDir, "state.owner")
+	record := filepath.Join(dir, index.InternalDir, "state.owner")
 	if _, err := os.Stat(record); err != nil {
 		t.Fatalf("no holder record while open: %v", err)
 	}
@@ -75,7 +76,7 @@ func TestOpen_Busy_StaleRecordOfDeadPidIgnored(t *testing.T) {
 		t.Skip("no true(1):", err)
 	}
 	rec, _ := json.Marshal(map[string]any{"pid": dead.Process.Pid, "command": "silt ghost", "since": time.Now()})
-	if err := os.WriteFile(filepath.Join(dir, syncer.InternalDir, "state.owner"), rec, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, index.InternalDir, "state.owner"), rec, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err = openBusyCache(t, dir, -1)

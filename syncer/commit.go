@@ -15,11 +15,6 @@ import (
 	"github.com/siltsync/silt/index"
 )
 
-// ErrCommitContention is returned when a commit did not land within
-// Config.CommitAttempts manifest writes (lost races or unsettled outcomes);
-// the error says how many of each.
-var ErrCommitContention = index.ErrCommitContention
-
 // ErrFenced is returned when a commit carries a fencing token lower than
 // one already committed under the same lock: the lock was lost meanwhile.
 var ErrFenced = errors.New("commit: fencing token is stale (the lock was taken over)")

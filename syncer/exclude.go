@@ -93,10 +93,6 @@ func (l *local) readIgnoreFile() ([]byte, error) {
 	return data, nil
 }
 
-// metaLastWalk holds what the last walk of the whole cache left out, for
-// Status (which reads no file).
-var metaLastWalk = []byte("lastwalk")
-
 // lastWalk is what metaLastWalk holds.
 type lastWalk struct {
 	Excluded int    `json:"excluded"`
@@ -116,19 +112,19 @@ func (s *Syncer) recordWalk(o *op) {
 	}
 	var same bool
 	_ = s.st.view(func(t stx) error {
-		same = bytes.Equal(t.tx.Bucket(bucketMeta).Get(metaLastWalk), data)
+		same = bytes.Equal(t.lastWalkData(), data)
 		return nil
 	})
 	if !same {
 		// Best effort: a failure here only leaves Status one walk behind.
-		_ = s.st.update(func(t stx) error { return t.tx.Bucket(bucketMeta).Put(metaLastWalk, data) })
+		_ = s.st.update(func(t stx) error { return t.setLastWalkData(data) })
 	}
 }
 
 // lastWalk is recordWalk's record (zero when there is none).
 func (t stx) lastWalk() lastWalk {
 	var w lastWalk
-	if v := t.tx.Bucket(bucketMeta).Get(metaLastWalk); v != nil {
+	if v := t.lastWalkData(); v != nil {
 		_ = json.Unmarshal(v, &w)
 	}
 	return w

@@ -11,11 +11,6 @@ import (
 	"github.com/siltsync/silt/index"
 )
 
-// ErrStalePush is kept for callers that matched it. CommitPush no longer
-// fails as a whole when the index moved: each path another writer
-// committed since the push was prepared is a conflict in Stats.
-var ErrStalePush = errors.New("push manifest is stale: a path it writes was committed by another writer")
-
 // Preview counts what a push would send, from local state alone.
 type Preview struct {
 	New     int `json:"new"`
@@ -131,7 +126,7 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 func (s *Syncer) HydrateFile(ctx context.Context, path string) (bool, Stats, error) {
 	p, err := normalizePath(path)
 	if err == nil && p == "" {
-		err = &PathError{Path: path, Reason: "names the whole cache, not a file"}
+		err = &index.PathError{Path: path, Reason: "names the whole cache, not a file"}
 	}
 	if err != nil {
 		return false, Stats{Op: "hydrate"}, err

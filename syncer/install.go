@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/internal/localhook"
 )
 
@@ -18,7 +19,7 @@ import (
 // replaced. Each is one flat file, named in the state (Conflict.Copy,
 // Backup.Copy), on the cache's filesystem, so keeping one is a copy of
 // bytes silt already holds open.
-const keptDir = InternalDir + "/kept"
+const keptDir = index.InternalDir + "/kept"
 
 // want is what an install may replace at its path.
 type want struct {

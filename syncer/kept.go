@@ -2,13 +2,14 @@ package syncer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/siltsync/silt/index"
 )
 
 // Reasons of the outcomes that keep or settle a local copy.
@@ -19,11 +20,6 @@ const (
 	// that raced it kept.
 	reasonRemovedEditKept = "deleted remotely and changed locally while the pull removed it; the local copy is kept (Conflict.Copy): resolve --keep-local restores it"
 )
-
-// bucketBackups remembers the local copies silt replaced and kept
-// (resolve --take-remote, or a conflict copy settled by taking the remote
-// one): path + "\x00" + copy -> Backup. Created on first use.
-var bucketBackups = []byte("backups")
 
 // Backup is a local copy silt replaced and kept under .silt/kept, until
 // Restore puts it back or the user deletes the copy.
@@ -52,34 +48,14 @@ func (o *op) conflictCopy(p, reason, copy string) {
 	o.changeLocked(Change{Path: p, Action: ActionConflict, Reason: reason + ": " + copy})
 }
 
-func backupKey(b Backup) []byte { return []byte(b.Path + "\x00" + b.Copy) }
-
-func putBackup(t stx, b Backup) error {
-	bk, err := t.tx.CreateBucketIfNotExists(bucketBackups)
-	if err != nil {
-		return err
-	}
-	v, _ := json.Marshal(b)
-	return bk.Put(backupKey(b), v)
-}
-
 // backups returns the kept copies whose file still exists, by path, oldest
 // first.
 func (s *Syncer) backups() ([]Backup, error) {
 	out := []Backup{}
 	err := s.st.view(func(t stx) error {
-		b := t.tx.Bucket(bucketBackups)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			var r Backup
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("syncer: backup %q: %w", k, err)
-			}
-			out = append(out, r)
-			return nil
-		})
+		bs, err := t.backups()
+		out = append(out, bs...)
+		return err
 	})
 	out = slices.DeleteFunc(out, func(b Backup) bool {
 		_, err := s.local.dir.Lstat(b.Copy)
@@ -95,7 +71,7 @@ func (s *Syncer) backups() ([]Backup, error) {
 func (s *Syncer) Restore(ctx context.Context, path string) (Stats, error) {
 	p, err := normalizePath(path)
 	if err == nil && p == "" {
-		err = &PathError{Path: path, Reason: "names the whole cache, not a file"}
+		err = &index.PathError{Path: path, Reason: "names the whole cache, not a file"}
 	}
 	if err != nil {
 		return Stats{Op: "restore"}, err
@@ -129,18 +105,16 @@ func (s *Syncer) restore(o *op, p, why string) error {
 	_ = s.local.dir.Remove(copy) // still there when it was linked into place
 	o.change(Change{Path: p, Action: ActionResolve, Reason: "restored the kept local copy " + copy})
 	return s.st.update(func(t stx) error {
-		if b := t.tx.Bucket(bucketBackups); b != nil {
-			if err := b.Delete(backupKey(Backup{Path: p, Copy: copy})); err != nil {
-				return err
-			}
+		if err := t.forgetBackup(Backup{Path: p, Copy: copy}); err != nil {
+			return err
 		}
 		if kept != "" {
-			if err := putBackup(t, Backup{Path: p, Copy: kept, Reason: "replaced by " + why, Op: why, At: time.Now().UTC()}); err != nil {
+			if err := t.putBackup(Backup{Path: p, Copy: kept, Reason: "replaced by " + why, Op: why, At: time.Now().UTC()}); err != nil {
 				return err
 			}
 		}
 		if conflict {
-			if err := forgetConflict(t, p); err != nil {
+			if err := t.forgetConflict(p); err != nil {
 				return err
 			}
 		}

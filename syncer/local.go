@@ -37,7 +37,7 @@ type local struct {
 }
 
 // tmpDir holds downloads until they are verified and renamed into place.
-const tmpDir = InternalDir + "/tmp"
+const tmpDir = index.InternalDir + "/tmp"
 
 // localFile is what a stat of one data path found.
 type localFile struct {
@@ -58,7 +58,7 @@ func (a localFile) same(b localFile) bool {
 
 func (l *local) name(p string) string { return l.ns + p }
 
-// explain turns a failed access into a PathError naming the symlink or
+// explain turns a failed access into a index.PathError naming the symlink or
 // file in the way, when that is the cause. It runs only after an error,
 // so the common path costs one system call, not one per path segment.
 func (l *local) explain(p string, err error) error {
@@ -74,9 +74,9 @@ func (l *local) explain(p string, err error) error {
 		case lerr != nil:
 			return err
 		case fi.Mode()&fs.ModeSymlink != 0:
-			return &PathError{Path: p, Reason: "a parent directory is a symlink that leads out of the cache"}
+			return &index.PathError{Path: p, Reason: "a parent directory is a symlink that leads out of the cache"}
 		case !fi.IsDir():
-			return &PathError{Path: p, Reason: "a parent is not a directory"}
+			return &index.PathError{Path: p, Reason: "a parent is not a directory"}
 		}
 	}
 	return err
@@ -93,7 +93,7 @@ func (l *local) stat(p string) (localFile, error) {
 		return localFile{}, l.explain(p, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return localFile{}, &PathError{Path: p, Reason: "not a regular file (" + fi.Mode().Type().String() + ")"}
+		return localFile{}, &index.PathError{Path: p, Reason: "not a regular file (" + fi.Mode().Type().String() + ")"}
 	}
 	return infoFile(fi), nil
 }
@@ -168,7 +168,7 @@ func (l *local) install(p string, r io.Reader, e index.Entry, w want) (installed
 		return installed{}, &index.ObjectError{Path: p, SHA256: e.SHA256, Reason: "downloaded bytes hash to " + got, Err: index.ErrCorruptObject}
 	}
 	if fi, err := l.dir.Lstat(l.name(p)); err == nil && fi.IsDir() {
-		return installed{}, &PathError{Path: p, Reason: "a local directory is in the way"}
+		return installed{}, &index.PathError{Path: p, Reason: "a local directory is in the way"}
 	}
 	kept, err := l.replace(p, tmp, w)
 	if err != nil {
@@ -187,7 +187,7 @@ func (l *local) chmod(p string, exec bool) (localFile, error) {
 		return localFile{}, l.explain(p, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return localFile{}, &PathError{Path: p, Reason: "not a regular file (" + fi.Mode().Type().String() + ")"}
+		return localFile{}, &index.PathError{Path: p, Reason: "not a regular file (" + fi.Mode().Type().String() + ")"}
 	}
 	perm := fi.Mode().Perm() &^ 0o111
 	if exec {

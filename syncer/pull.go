@@ -430,7 +430,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	// object is reported and the others go on.
 	settle := func(a pullAction, in installed, err error) error {
 		var oe *index.ObjectError
-		var pe *PathError
+		var pe *index.PathError
 		var le *LocalEditError
 		switch {
 		case errors.As(err, &oe):

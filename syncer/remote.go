@@ -192,7 +192,7 @@ func (sh *shards) get(ctx context.Context, m *index.Manifest, i int) (map[string
 			return entries, nil
 		}
 		// A damaged local copy is not evidence about the remote: refetch.
-		_ = sh.s.st.update(func(t stx) error { return t.tx.Bucket(bucketShards).Delete([]byte(id)) })
+		_ = sh.s.st.update(func(t stx) error { return t.dropCachedShard(id) })
 	}
 	entries, data, err := index.ReadShardBytes(ctx, sh.b, m, i)
 	if err != nil {

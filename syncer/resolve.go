@@ -2,17 +2,11 @@ package syncer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
 )
-
-// bucketConflicts remembers the conflicts operations reported, until a
-// later operation syncs the path or Resolve settles it. It is created on
-// first use, so older state files need no migration.
-var bucketConflicts = []byte("conflicts") // path -> ConflictRecord
 
 // ConflictRecord is a conflict this cache remembers: what kept the local
 // copy, and the remote manifest sequence the operation saw.
@@ -214,13 +208,13 @@ func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, opts ResolveOp
 		}
 		at := time.Now().UTC()
 		if backup != "" {
-			if err := putBackup(t, Backup{Path: p, Copy: backup, Reason: "replaced by resolve --take-remote", Op: "resolve", At: at}); err != nil {
+			if err := t.putBackup(Backup{Path: p, Copy: backup, Reason: "replaced by resolve --take-remote", Op: "resolve", At: at}); err != nil {
 				return err
 			}
 		}
 		if keep == TakeRemote && cr.Copy != "" {
 			// The copy the conflict kept stays, listed and restorable.
-			if err := putBackup(t, Backup{Path: p, Copy: cr.Copy, Reason: cr.Reason, Op: cr.Op, At: cr.At}); err != nil {
+			if err := t.putBackup(Backup{Path: p, Copy: cr.Copy, Reason: cr.Reason, Op: cr.Op, At: cr.At}); err != nil {
 				return err
 			}
 		}
@@ -228,10 +222,10 @@ func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, opts ResolveOp
 			if err := t.markDirty(p, s.cfg.DirtyCap); err != nil {
 				return err
 			}
-		} else if err := t.tx.Bucket(bucketDirty).Delete([]byte(p)); err != nil {
+		} else if err := t.unmarkDirty(p); err != nil {
 			return err
 		}
-		return forgetConflict(t, p)
+		return t.forgetConflict(p)
 	})
 }
 
@@ -239,42 +233,21 @@ func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, opts ResolveOp
 func (s *Syncer) conflicts() ([]ConflictRecord, error) {
 	out := []ConflictRecord{}
 	err := s.st.view(func(t stx) error {
-		b := t.tx.Bucket(bucketConflicts)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			var r ConflictRecord
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("syncer: remembered conflict %q: %w", k, err)
-			}
-			out = append(out, r)
-			return nil
-		})
+		cs, err := t.conflicts()
+		out = append(out, cs...)
+		return err
 	})
 	return out, err
-}
-
-func forgetConflict(t stx, p string) error {
-	if b := t.tx.Bucket(bucketConflicts); b != nil {
-		return b.Delete([]byte(p))
-	}
-	return nil
 }
 
 // loadPending notes which paths have a remembered conflict, so that
 // change can tell which of them an operation settles.
 func (o *op) loadPending(t stx) {
-	b := t.tx.Bucket(bucketConflicts)
-	if b == nil {
-		return
-	}
-	_ = b.ForEach(func(k, _ []byte) error {
+	t.conflictPaths(func(p string) {
 		if o.pending == nil {
 			o.pending = map[string]bool{}
 		}
-		o.pending[string(k)] = true
-		return nil
+		o.pending[p] = true
 	})
 }
 
@@ -313,10 +286,6 @@ func (o *op) remember(failed bool) error {
 	}
 	at := time.Now().UTC()
 	return o.s.st.update(func(t stx) error {
-		b, err := t.tx.CreateBucketIfNotExists(bucketConflicts)
-		if err != nil {
-			return err
-		}
 		now := map[string]bool{}
 		for _, c := range st.Conflicts {
 			now[c.Path] = true
@@ -335,30 +304,27 @@ func (o *op) remember(failed bool) error {
 			}
 		}
 		for _, p := range drop {
-			var r ConflictRecord
-			if v := b.Get([]byte(p)); v != nil && json.Unmarshal(v, &r) == nil && r.Copy != "" {
+			if r, ok := t.conflict(p); ok && r.Copy != "" {
 				continue // a kept copy waits for Resolve
 			}
-			if err := b.Delete([]byte(p)); err != nil {
+			if err := t.forgetConflict(p); err != nil {
 				return err
 			}
 		}
 		for _, c := range st.Conflicts {
-			var old ConflictRecord
-			if v := b.Get([]byte(c.Path)); v != nil && json.Unmarshal(v, &old) == nil && old.Copy != "" {
+			if old, ok := t.conflict(c.Path); ok && old.Copy != "" {
 				if c.Copy == "" {
 					continue // the conflict with a kept copy stays as it was
 				}
 				if old.Copy != c.Copy {
 					// A newer copy takes the conflict; the older one stays
 					// listed, as a backup.
-					if err := putBackup(t, Backup{Path: old.Path, Copy: old.Copy, Reason: old.Reason, Op: old.Op, At: old.At}); err != nil {
+					if err := t.putBackup(Backup{Path: old.Path, Copy: old.Copy, Reason: old.Reason, Op: old.Op, At: old.At}); err != nil {
 						return err
 					}
 				}
 			}
-			v, _ := json.Marshal(ConflictRecord{Path: c.Path, Reason: c.Reason, Seq: st.Seq, Op: st.Op, At: at, Copy: c.Copy})
-			if err := b.Put([]byte(c.Path), v); err != nil {
+			if err := t.putConflict(ConflictRecord{Path: c.Path, Reason: c.Reason, Seq: st.Seq, Op: st.Op, At: at, Copy: c.Copy}); err != nil {
 				return err
 			}
 		}

@@ -1,7 +1,6 @@
 package syncer
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -10,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/siltsync/silt/index"
 )
@@ -166,7 +163,7 @@ func (s *Syncer) resolveClash(ctx context.Context, o *op, c *fileDirClash, keep 
 		switch {
 		case keep == TakeRemote:
 			// The local side is gone: none of its records stands.
-			if err := deleteUnder(t.tx.Bucket(bucketFiles), c.path); err != nil {
+			if err := t.deleteFilesUnder(c.path); err != nil {
 				return err
 			}
 		case c.localFile:
@@ -181,12 +178,12 @@ func (s *Syncer) resolveClash(ctx context.Context, o *op, c *fileDirClash, keep 
 			}
 		}
 		for _, b := range backups {
-			if err := putBackup(t, b); err != nil {
+			if err := t.putBackup(b); err != nil {
 				return err
 			}
 		}
 		if keep == TakeRemote {
-			if err := clearDirtyUnder(t, c.path); err != nil {
+			if err := t.unmarkDirtyUnder(c.path); err != nil {
 				return err
 			}
 		}
@@ -195,7 +192,7 @@ func (s *Syncer) resolveClash(ctx context.Context, o *op, c *fileDirClash, keep 
 				return err
 			}
 		}
-		return forgetConflictsUnder(t, c.path)
+		return t.forgetConflictsUnder(c.path)
 	})
 }
 
@@ -220,7 +217,7 @@ func (s *Syncer) displaceLocal(c *fileDirClash) ([]Backup, error) {
 			case d.Type().IsRegular():
 				files = append(files, p)
 			default:
-				return &PathError{Path: p, Reason: "not a regular file (" + d.Type().String() + "); move it out of " + c.path + "/ first"}
+				return &index.PathError{Path: p, Reason: "not a regular file (" + d.Type().String() + "); move it out of " + c.path + "/ first"}
 			}
 			return nil
 		})
@@ -244,39 +241,6 @@ func (s *Syncer) displaceLocal(c *fileDirClash) ([]Backup, error) {
 		}
 	}
 	return out, nil
-}
-
-// clearDirtyUnder drops the marks at or under p: what they marked was
-// replaced by the remote side.
-func clearDirtyUnder(t stx, p string) error {
-	return deleteUnder(t.tx.Bucket(bucketDirty), p)
-}
-
-// forgetConflictsUnder forgets the remembered conflicts at or under p.
-func forgetConflictsUnder(t stx, p string) error {
-	if b := t.tx.Bucket(bucketConflicts); b != nil {
-		return deleteUnder(b, p)
-	}
-	return nil
-}
-
-// deleteUnder deletes the keys of b at or under p.
-func deleteUnder(b *bolt.Bucket, p string) error {
-	keys := [][]byte{}
-	if b.Get([]byte(p)) != nil {
-		keys = append(keys, []byte(p))
-	}
-	dir := []byte(p + "/")
-	cur := b.Cursor()
-	for k, _ := cur.Seek(dir); k != nil && bytes.HasPrefix(k, dir); k, _ = cur.Next() {
-		keys = append(keys, slices.Clone(k))
-	}
-	for _, k := range keys {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // displaced reports whether the place of the file p is taken by the other

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -55,7 +56,7 @@ func tree(t *testing.T, s *syncer.Syncer) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(s.Root(), p)
-		if d.IsDir() && rel == syncer.InternalDir {
+		if d.IsDir() && rel == index.InternalDir {
 			return filepath.SkipDir
 		}
 		if d.Type().IsRegular() {

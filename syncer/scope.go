@@ -8,25 +8,13 @@ import (
 	"github.com/siltsync/silt/index"
 )
 
-// InternalDir is silt's own directory in a cache (and in a bucket); nothing
-// in a directory of this name, at any depth, ever syncs as data.
-const InternalDir = index.InternalDir
-
-// ErrInvalidPath is returned (wrapped in a *PathError) when a path given to
-// the syncer, or found in the cache or the remote index, could escape the
-// cache, names silt's own files, or cannot be carried by the index.
-var ErrInvalidPath = index.ErrInvalidPath
-
-// PathError says which path was refused and why.
-type PathError = index.PathError
-
 // normalizePath turns a host-supplied relative path (a file or a directory,
 // maybe with a trailing slash or "./") into its canonical form, or refuses
 // it. The empty path, "." and "/" all mean the whole cache.
 func normalizePath(p string) (string, error) {
 	orig := p
 	if strings.HasPrefix(p, "/") && strings.Trim(p, "/") != "" {
-		return "", &PathError{Path: orig, Reason: "absolute"}
+		return "", &index.PathError{Path: orig, Reason: "absolute"}
 	}
 	for strings.HasPrefix(p, "./") {
 		p = p[2:]
@@ -36,14 +24,14 @@ func normalizePath(p string) (string, error) {
 		return "", nil
 	}
 	if err := index.ValidPath(p); err != nil {
-		var pe *PathError
+		var pe *index.PathError
 		if errors.As(err, &pe) {
 			pe.Path = orig
 		}
 		return "", err
 	}
 	if path.Clean(p) != p {
-		return "", &PathError{Path: orig, Reason: "not in canonical form"}
+		return "", &index.PathError{Path: orig, Reason: "not in canonical form"}
 	}
 	return p, nil
 }

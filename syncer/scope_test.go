@@ -51,7 +51,7 @@ func TestManifest_Within_ExactDirectoryOnly(t *testing.T) {
 
 func TestNormalizePath_RefusesEscapes(t *testing.T) {
 	for _, p := range []string{"../a", "a/../../b", "/abs", "a/.silt/x", ".silt/x", "a\x00b", "a//b", "a/./b"} {
-		if _, err := normalizePath(p); !errors.Is(err, ErrInvalidPath) {
+		if _, err := normalizePath(p); !errors.Is(err, index.ErrInvalidPath) {
 			t.Errorf("normalizePath(%q) = %v", p, err)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/namespace"
 )
 
 // Defaults for Config's zero values.
@@ -54,7 +56,8 @@ type Config struct {
 	// PackSize bounds the bytes of one pack; 0 means DefaultPackSize.
 	PackSize int64
 	// Lazy selects the files a MetadataOnly pull leaves unhydrated; nil
-	// selects none. silt builds in no layout: see LazyGlobs, DefaultLazy.
+	// selects none. The engine builds in no layout: see LazyGlobs (the
+	// reference host's layout is serve.DefaultLazy).
 	Lazy func(path string) bool
 	// Owner, with Namespace, registers the namespace to this owner (a
 	// repository id) at Open; a namespace owned by another is refused.
@@ -189,11 +192,11 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	root := cfg.Backend
 	localRoot := dir
 	if cfg.Namespace != "" {
-		if err := ValidateNamespace(cfg.Namespace); err != nil {
+		if err := namespace.Validate(cfg.Namespace); err != nil {
 			return nil, err
 		}
 		if cfg.Owner != "" {
-			if err := RegisterNamespace(ctx, root, cfg.Namespace, cfg.Owner); err != nil {
+			if err := namespace.Register(ctx, root, cfg.Namespace, cfg.Owner); err != nil {
 				return nil, err
 			}
 		}
@@ -203,7 +206,7 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	if err := os.MkdirAll(localRoot, 0o755); err != nil {
 		return nil, fmt.Errorf("syncer: %w", err)
 	}
-	meta := filepath.Join(dir, InternalDir)
+	meta := filepath.Join(dir, index.InternalDir)
 	st, err := openState(meta, cfg.BusyWait)
 	if err != nil {
 		return nil, err
@@ -231,31 +234,9 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	return s, nil
 }
 
-// ValidateNamespace checks a namespace name: one path segment of letters,
-// digits, '-', '_' and '.', not starting with '.'.
-func ValidateNamespace(ns string) error {
-	if ns == "" || len(ns) > 128 || ns[0] == '.' {
-		return &PathError{Path: ns, Reason: "not a valid namespace name"}
-	}
-	for _, r := range ns {
-		ok := r == '-' || r == '_' || r == '.' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
-		if !ok {
-			return &PathError{Path: ns, Reason: "namespace may hold only letters, digits, '-', '_' and '.'"}
-		}
-	}
-	return nil
-}
-
 // Root returns the local directory data paths are relative to: Dir, or
 // Dir/{Namespace} with a namespace.
 func (s *Syncer) Root() string { return s.local.path }
-
-// DefaultLazy selects files named "raw" under "data/": the large payloads of
-// silt's reference host layout. Open no longer applies it; a host that wants
-// it sets Config.Lazy to it.
-func DefaultLazy(p string) bool {
-	return under(p, "data") && (p == "raw" || filepath.Base(p) == "raw")
-}
 
 // Close releases the local state. The Syncer is unusable afterwards.
 func (s *Syncer) Close() error {

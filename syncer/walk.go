@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/internal/ignore"
 )
 
@@ -121,7 +122,7 @@ func walkWorkers() int { return min(max(2*runtime.GOMAXPROCS(0), 4), 16) }
 
 // readTree reads the directory at start (a path inside l.dir, "." for its
 // top; data is its data path, judged v by ex) and everything below it,
-// except directories named InternalDir and what ex excludes. It returns
+// except directories named index.InternalDir and what ex excludes. It returns
 // how many entries ex left out. The tree's paths are data paths: prefix
 // is start's own ("" or "a/b/").
 func (l *local) readTree(ctx context.Context, start, data string, ex *ignore.Matcher, v ignore.Verdict) (*dirNode, int, error) {
@@ -213,7 +214,7 @@ func (w *walker) read(j walkJob, buf []byte) error {
 	}
 	defer d.release()
 	err = d.list(buf, func(name []byte, e dirEnt) {
-		if e.kind == entDir && string(name) == InternalDir {
+		if e.kind == entDir && string(name) == index.InternalDir {
 			return // this cache's own state, or a cache nested in it
 		}
 		var sub string

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/siltsync/silt/syncer"
+	"github.com/siltsync/silt/index"
 )
 
 // world is one run of a scenario: a bucket, the cache under test (a) and a
@@ -82,7 +82,7 @@ func tree(t *testing.T, dir string) string {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && d.Name() == syncer.InternalDir {
+		if d.IsDir() && d.Name() == index.InternalDir {
 			return filepath.SkipDir
 		}
 		if d.Type().IsRegular() {

@@ -92,11 +92,11 @@ func classify(err error) (code int, hint string) {
 		return exitError, "a committed object is damaged or missing; nothing was installed; check the snapshot with: silt check --data URL"
 	case errors.As(err, &fe), errors.Is(err, index.ErrCorruptIndex):
 		return exitError, "the remote index is damaged; inspect it with: silt ls URL"
-	case errors.Is(err, syncer.ErrCommitContention):
+	case errors.Is(err, index.ErrCommitContention):
 		return exitError, "many writers are committing at once; retry"
 	case errors.Is(err, syncer.ErrBadPattern):
 		return exitUsage, "rules use .gitignore syntax; fix the named rule (a --exclude/--include flag or a line of .siltignore)"
-	case errors.Is(err, syncer.ErrInvalidPath):
+	case errors.Is(err, index.ErrInvalidPath):
 		return exitError, "paths are relative to the cache directory, with forward slashes, outside .silt/"
 	case errors.Is(err, iofs.ErrPermission):
 		return exitError, "check the permissions of the directory"

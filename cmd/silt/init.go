@@ -16,6 +16,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/gcs"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/namespace"
 	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
 )
@@ -29,7 +30,7 @@ type binding struct {
 
 const configFile = "config.json"
 
-func configPath(dir string) string { return filepath.Join(dir, syncer.InternalDir, configFile) }
+func configPath(dir string) string { return filepath.Join(dir, index.InternalDir, configFile) }
 
 func readBinding(dir string) (binding, error) {
 	data, err := os.ReadFile(configPath(dir))
@@ -188,7 +189,7 @@ func namespaceOf(b backend.Backend, ns string) (backend.Backend, error) {
 	if ns == "" {
 		return b, nil
 	}
-	if err := syncer.ValidateNamespace(ns); err != nil {
+	if err := namespace.Validate(ns); err != nil {
 		return nil, usagef("--namespace: %v", err)
 	}
 	return backend.Prefixed(b, ns), nil
@@ -258,7 +259,7 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 	}
 	cfg := binding{URL: u, Namespace: *ns}
 	if cfg.Namespace != "" {
-		if err := syncer.ValidateNamespace(cfg.Namespace); err != nil {
+		if err := namespace.Validate(cfg.Namespace); err != nil {
 			return usagef("--namespace: %v", err)
 		}
 	}
@@ -437,7 +438,7 @@ func countFiles(root string) int {
 		switch {
 		case err != nil:
 			return nil
-		case d.IsDir() && d.Name() == syncer.InternalDir:
+		case d.IsDir() && d.Name() == index.InternalDir:
 			return filepath.SkipDir
 		case d.Type().IsRegular():
 			n++
@@ -456,7 +457,7 @@ func strayEntries(dir, ns string) []string {
 	entries, _ := os.ReadDir(dir)
 	var out []string
 	for _, e := range entries {
-		if e.Name() != syncer.InternalDir && e.Name() != ns {
+		if e.Name() != index.InternalDir && e.Name() != ns {
 			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}

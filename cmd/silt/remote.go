@@ -16,14 +16,15 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/conformance/check"
 	"github.com/siltsync/silt/index"
-	"github.com/siltsync/silt/syncer"
+	"github.com/siltsync/silt/namespace"
+	"github.com/siltsync/silt/verify"
 )
 
 // openRoot opens a bucket URL at a namespace root, for commands that read
 // or write a bucket without a cache directory.
 func openRoot(ctx context.Context, url, ns string) (backend.Backend, backend.Backend, error) {
 	if ns != "" {
-		if err := syncer.ValidateNamespace(ns); err != nil {
+		if err := namespace.Validate(ns); err != nil {
 			return nil, nil, usagef("--namespace: %v", err)
 		}
 	}
@@ -291,7 +292,7 @@ var verifyCmd = &command{
 			}
 			defer ob.Close()
 			b := ob.b
-			r, err := syncer.Verify(ctx, ob.root)
+			r, err := verify.Run(ctx, ob.root)
 			if err != nil {
 				return fmt.Errorf("verify %s: %w", ob.url, err)
 			}

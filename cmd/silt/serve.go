@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/siltsync/silt/backend"
 	flag "github.com/spf13/pflag"
+
+	"github.com/siltsync/silt/backend"
 
 	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
@@ -175,7 +176,7 @@ func (c *cli) openCache(ctx context.Context, dir string, cfg binding, b backend.
 	// globs: those of silt serve's default, as if it owned the cache.
 	lazy := c.lazy
 	if lazy == nil {
-		lazy = syncer.DefaultLazy
+		lazy = serve.DefaultLazy
 	}
 	return c.openWaiting(ctx, dir, func(wait time.Duration) (serve.Cache, error) {
 		return serve.OpenCache(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Logger: c.logger, Lazy: lazy, Tracer: c.tracer(), BusyWait: wait},

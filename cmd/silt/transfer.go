@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/syncer"
 )
@@ -203,7 +204,7 @@ func push(ctx context.Context, bd *bound, paths []string, opts syncer.PushOption
 	opts.Paths = paths
 	opts.All = len(paths) == 0
 	st, err := bd.s.Push(ctx, opts)
-	if errors.Is(err, syncer.ErrInvalidPath) && len(paths) > 0 {
+	if errors.Is(err, index.ErrInvalidPath) && len(paths) > 0 {
 		return st, usagef("--path: %v", err)
 	}
 	if err != nil {
