@@ -2,10 +2,12 @@ package syncer_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/mem"
@@ -110,4 +112,31 @@ func TestSyncer_Push_UnrecordedBoundIsRecordedByTheNextWriter(t *testing.T) {
 	wantShardLayout(t, store, "an older writer's commit", 0, 5)
 	pushPaths(t, boundedCache(t, store, 4), "a/6")
 	wantShardLayout(t, store, "the next writer's push", 4, 2, 2, 2)
+}
+
+// A repack rewrites shards without a writer's config: it carries the
+// bucket's recorded bound.
+func TestGC_Repack_KeepsTheShardBound(t *testing.T) {
+	ctx := context.Background()
+	store := mem.New()
+	w := boundedCache(t, store, 8)
+	files := packFiles(10)
+	pushFiles(t, w, files)
+	for i := 2; i < 10; i++ {
+		if err := os.Remove(filepath.Join(w.Root(), fmt.Sprintf("data/m/f%02d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.MarkDirty("data"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Push(ctx, syncer.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	rep, err := index.GC(ctx, store, index.GCOptions{OlderThan: time.Hour, Now: func() time.Time { return now }})
+	if err != nil || rep.Repack.Written != 1 {
+		t.Fatalf("gc: %+v, %v; want one pack rewritten", rep.Repack, err)
+	}
+	wantShardLayout(t, store, "the repack", 8, 2)
 }
