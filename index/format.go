@@ -128,6 +128,18 @@ type Manifest struct {
 	Seq    uint64            `json:"seq"`
 	Shards []ShardRef        `json:"shards"`
 	Fences map[string]uint64 `json:"fences,omitempty"` // lock key -> highest fencing token that committed
+	// ShardMaxEntries is the bucket's shard-split bound (Split, ShardBound):
+	// recorded by the commit that creates the index, carried by every
+	// later one. 0 means not recorded (omitted; readers that predate it
+	// ignore it).
+	ShardMaxEntries int `json:"shard_max_entries,omitempty"`
+}
+
+// manifestWire decodes a manifest, seeing whether shard_max_entries is
+// present: an explicit 0 is hostile, not "not recorded".
+type manifestWire struct {
+	Manifest
+	Bound *int `json:"shard_max_entries"` // shadows Manifest.ShardMaxEntries
 }
 
 // Empty returns the manifest of a bucket nothing was committed to.
@@ -247,12 +259,19 @@ func DecodeManifest(key string, data []byte) (*Manifest, error) {
 	if len(data) > MaxManifestBytes {
 		return nil, &FormatError{Key: key, Reason: fmt.Sprintf("%d bytes, bound %d", len(data), MaxManifestBytes), Err: ErrIndexTooLarge}
 	}
-	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
+	var w manifestWire
+	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, corrupt(key, "%v", err)
 	}
+	m := w.Manifest
 	if err := checkFormat(key, m.Format); err != nil {
 		return nil, err
+	}
+	if w.Bound != nil {
+		if n := *w.Bound; n < MinShardMaxEntries || n > MaxShardMaxEntries {
+			return nil, corrupt(key, "shard_max_entries %d outside [%d, %d]", n, MinShardMaxEntries, MaxShardMaxEntries)
+		}
+		m.ShardMaxEntries = *w.Bound
 	}
 	if err := m.check(); err != nil {
 		return nil, corrupt(key, "%v", err)

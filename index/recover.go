@@ -137,7 +137,12 @@ func Recover(ctx context.Context, b backend.Backend, opts RecoverOptions) (Recov
 	if top >= MaxSeq {
 		return rep, fmt.Errorf("recover: seq %d is at MaxSeq: %w", top, ErrCorruptIndex)
 	}
-	next := &Manifest{Format: FormatVersion, Seq: top + 1, Shards: slices.Clone(m.Shards), Fences: maps.Clone(m.Fences)}
+	next := &Manifest{Format: FormatVersion, Seq: top + 1, Shards: slices.Clone(m.Shards), Fences: maps.Clone(m.Fences), ShardMaxEntries: m.ShardMaxEntries}
+	if curOK && next.ShardMaxEntries == 0 {
+		// A snapshot from before the bound was recorded keeps the
+		// bucket's policy: the one its current manifest records.
+		next.ShardMaxEntries = cur.Manifest.ShardMaxEntries
+	}
 	if curOK {
 		// A lock holder fenced out before the recovery stays fenced out.
 		for k, tok := range cur.Manifest.Fences {

@@ -412,3 +412,28 @@ func TestSnapshot_Check_Regression_ForgedPackedEntryMissed(t *testing.T) {
 		t.Fatalf("check --data = %+v, %v; want data/b corrupt", rep, err)
 	}
 }
+
+// A recovery to a snapshot from before the bucket recorded its split
+// bound keeps the bound the current manifest records: the policy is the
+// bucket's, not the snapshot's.
+func TestRecover_Seq_KeepsTheCurrentShardBound(t *testing.T) {
+	b, _ := openFile(t)
+	threeCommits(t, b)
+	ctx := context.Background()
+	cur, err := index.ReadManifest(ctx, b, backend.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := *cur.Manifest
+	m.ShardMaxEntries = 4
+	if _, err := backend.PutBytes(ctx, b, index.ManifestKey, index.EncodeManifest(&m), backend.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := index.Recover(ctx, b, index.RecoverOptions{Seq: 1}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := index.ReadManifest(ctx, b, backend.GetOptions{})
+	if err != nil || got.Manifest.Seq != 4 || got.Manifest.ShardMaxEntries != 4 {
+		t.Errorf("after recover: %+v, %v; want seq 4 with bound 4", got.Manifest, err)
+	}
+}

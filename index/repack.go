@@ -180,7 +180,7 @@ func repackOnce(ctx context.Context, b backend.Backend, head Head, below float64
 	if err := flush(); err != nil {
 		return Proposal{}, err
 	}
-	next := &Manifest{Format: FormatVersion, Seq: m.Seq + 1, Fences: maps.Clone(m.Fences)}
+	next := &Manifest{Format: FormatVersion, Seq: m.Seq + 1, Fences: maps.Clone(m.Fences), ShardMaxEntries: m.ShardMaxEntries}
 	var written [][]byte
 	for i, ref := range m.Shards {
 		changed := false

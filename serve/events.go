@@ -9,6 +9,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/backoff"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -92,8 +93,10 @@ type hostState struct {
 	inflight int
 	lastBusy time.Time
 
-	quit     chan struct{} // closed by stop: the watcher and long polls end
-	quitOnce sync.Once
+	// quit is done once stop ran: the watcher and long polls end. A
+	// context, so the watcher's pause is backoff.Sleep.
+	quit    context.Context
+	endQuit context.CancelFunc
 }
 
 func (h *hostState) init() {
@@ -101,12 +104,12 @@ func (h *hostState) init() {
 	h.wake = make(chan struct{})
 	h.watchEvery = DefaultWatchInterval
 	h.lastBusy = time.Now()
-	h.quit = make(chan struct{})
+	h.quit, h.endQuit = context.WithCancel(context.Background())
 }
 
 // stop ends the remote watcher and answers waiting long polls, so that
 // Shutdown does not wait for them.
-func (h *hostState) stop() { h.quitOnce.Do(func() { close(h.quit) }) }
+func (h *hostState) stop() { h.endQuit() }
 
 // SetWatchInterval sets how often the remote manifest is read while a
 // client watches it; zero or negative keeps DefaultWatchInterval.
@@ -227,7 +230,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-r.Context().Done():
 			return
-		case <-h.quit:
+		case <-h.quit.Done():
 			writeJSON(w, http.StatusOK, out)
 			return
 		}
@@ -242,7 +245,7 @@ func (s *Server) watch(d time.Duration) {
 	defer h.mu.Unlock()
 	h.watchUntil = time.Now().Add(d + 2*h.watchEvery)
 	select {
-	case <-h.quit:
+	case <-h.quit.Done():
 		return // shutting down: no new watcher
 	default:
 	}
@@ -270,11 +273,7 @@ func (s *Server) watchLoop() {
 		every, ver := h.watchEvery, h.lastRemote
 		h.mu.Unlock()
 		if !first {
-			t := time.NewTimer(every)
-			select {
-			case <-t.C:
-			case <-h.quit:
-				t.Stop()
+			if backoff.Sleep(h.quit, every) != nil {
 				h.mu.Lock()
 				h.watching = false
 				h.mu.Unlock()

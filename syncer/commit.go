@@ -144,11 +144,14 @@ const (
 // manifest. An upsert applies only while the entry is still at its base
 // (or already holds the new content); a removal only while the entry is at
 // its base; a file where a directory is committed (or the reverse) is a
-// conflict. Shards past ShardMaxEntries split into parts of half the bound; an
-// emptied shard is dropped and its neighbour's range widens.
+// conflict. Shards past the bucket's bound (index.Manifest.Split) split into
+// parts of half the bound; an emptied shard is dropped and its neighbour's
+// range widens.
 func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch changeSet, fence *Fence) (commitResult, *index.Manifest, error) {
 	res := commitResult{written: map[string]bool{}, skipped: map[string]bool{}, conflicts: map[string]string{}, rebased: map[string]string{}}
-	next := &index.Manifest{Format: index.FormatVersion, Seq: m.Seq + 1, Fences: maps.Clone(m.Fences)}
+	// The split bound is the bucket's: the one m records, or this cache's
+	// own when none is recorded yet (the first commit records it).
+	next := &index.Manifest{Format: index.FormatVersion, Seq: m.Seq + 1, Fences: maps.Clone(m.Fences), ShardMaxEntries: m.ShardBound(s.cfg.ShardMaxEntries)}
 	if fence != nil {
 		if next.Fences == nil {
 			next.Fences = map[string]uint64{}
@@ -266,15 +269,15 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch ch
 			next.Shards = append(next.Shards, ref)
 			continue
 		}
-		for _, part := range split(ref.Lo, entries, s.cfg.ShardMaxEntries) {
-			data, id := index.EncodeFreshShard(part.entries)
-			sh.remember(id, data, part.entries)
+		for _, part := range next.Split(ref.Lo, entries) {
+			data, id := index.EncodeFreshShard(part.Entries)
+			sh.remember(id, data, part.Entries)
 			res.written[id] = true
 			if ref.ID != "" {
 				res.rebased[id] = base.SyncKey(i)
 				from[id] = i
 			}
-			next.Shards = append(next.Shards, index.ShardRef{Lo: part.lo, ID: id, Count: len(part.entries), Bytes: int64(len(data))})
+			next.Shards = append(next.Shards, index.ShardRef{Lo: part.Lo, ID: id, Count: len(part.Entries), Bytes: int64(len(data))})
 		}
 	}
 	next.Shards = dropEmpty(next.Shards)
@@ -415,35 +418,6 @@ func nextSlash(p string, j int) int {
 		return -1
 	}
 	return j + 1 + k
-}
-
-type shardPart struct {
-	lo      string
-	entries map[string]index.Entry
-}
-
-// split cuts entries into parts of at most max/2 entries when they exceed
-// max, so a freshly split shard has room to grow before it splits again.
-// An empty shard stays one (empty) part for dropEmpty to remove.
-func split(lo string, entries map[string]index.Entry, max int) []shardPart {
-	if len(entries) <= max {
-		return []shardPart{{lo, entries}}
-	}
-	keys := slices.Sorted(maps.Keys(entries))
-	size := max / 2
-	var parts []shardPart
-	for start := 0; start < len(keys); start += size {
-		end := min(start+size, len(keys))
-		part := shardPart{lo: keys[start], entries: make(map[string]index.Entry, end-start)}
-		if start == 0 {
-			part.lo = lo
-		}
-		for _, k := range keys[start:end] {
-			part.entries[k] = entries[k]
-		}
-		parts = append(parts, part)
-	}
-	return parts
 }
 
 // dropEmpty removes empty shards; the range passes to the previous shard

@@ -30,8 +30,10 @@
 // freshly read shards, each change only while the entry is still at the
 // sha256 this cache last synced (otherwise a per-path conflict), writes the
 // new shards and a history copy of the manifest it supersedes, and swaps the
-// manifest. Shards split past Config.ShardMaxEntries, so a scoped read costs
-// max(scope, shard bound) whatever the shape of the paths. Each cache
+// manifest. Shards split past the bound the manifest records (the creating
+// cache's Config.ShardMaxEntries; every later writer uses the recorded one),
+// so a scoped read costs max(scope, shard bound) whatever the shape of the
+// paths. Each cache
 // remembers the highest manifest it saw and refuses a rollback
 // ([ErrRollback]).
 //

@@ -62,15 +62,7 @@ func TestNormalizePath_RefusesEscapes(t *testing.T) {
 	}
 }
 
-func TestSplit_HalvesPastTheBound(t *testing.T) {
-	entries := map[string]index.Entry{}
-	for _, k := range []string{"a", "b", "c", "d", "e"} {
-		entries[k] = index.Entry{}
-	}
-	parts := split("", entries, 4)
-	if len(parts) != 3 || parts[0].lo != "" || parts[1].lo != "c" || parts[2].lo != "e" {
-		t.Errorf("split = %+v", parts)
-	}
+func TestDropEmpty_PassesTheRangeOn(t *testing.T) {
 	if got := dropEmpty([]index.ShardRef{{Lo: "", Count: 0}, {Lo: "m", Count: 2}}); len(got) != 1 || got[0].Lo != "" {
 		t.Errorf("dropEmpty = %+v", got)
 	}

@@ -20,7 +20,7 @@ import (
 
 // Defaults for Config's zero values.
 const (
-	DefaultShardMaxEntries = 1000
+	DefaultShardMaxEntries = index.DefaultShardMaxEntries
 	DefaultConcurrency     = 16
 	DefaultDirtyCap        = 2000
 	DefaultCommitAttempts  = 12
@@ -40,7 +40,13 @@ type Config struct {
 	// read or written.
 	Namespace string
 	// ShardMaxEntries bounds the entries of one index shard; a shard past
-	// it splits at its median key. It bounds what a scoped read costs.
+	// it splits into parts of half the bound. It bounds what a scoped read
+	// costs. It applies when this cache creates the bucket's index (or
+	// commits first to one that records no bound); afterwards the bucket's
+	// recorded bound wins (FORMAT.md, "Manifest": shard_max_entries), so
+	// caches configured differently never fight over the layout. 0 means
+	// DefaultShardMaxEntries; it is clamped to [index.MinShardMaxEntries,
+	// index.MaxShardMaxEntries].
 	ShardMaxEntries int
 	// Concurrency bounds parallel transfers.
 	Concurrency int
@@ -165,12 +171,7 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 		return nil, fmt.Errorf("syncer: %w", err)
 	}
 	cfg.Dir = dir
-	if cfg.ShardMaxEntries <= 0 {
-		cfg.ShardMaxEntries = DefaultShardMaxEntries
-	}
-	if cfg.ShardMaxEntries < 4 {
-		cfg.ShardMaxEntries = 4
-	}
+	cfg.ShardMaxEntries = index.ClampShardBound(cfg.ShardMaxEntries)
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}

@@ -107,13 +107,13 @@ func (d *dirFD) list(buf []byte, fn func(name []byte, e dirEnt)) error {
 			if string(name) == "." || string(name) == ".." {
 				continue
 			}
-			switch typ {
-			case unix.DT_DIR:
+			switch m := direntIFMT(typ); m {
+			case unix.S_IFDIR:
 				fn(name, dirEnt{kind: entDir})
 				continue
-			case unix.DT_REG, unix.DT_UNKNOWN:
+			case unix.S_IFREG, 0: // 0: DT_UNKNOWN, the stat tells
 			default:
-				fn(name, dirEnt{kind: entSkip, mode: direntMode(typ)})
+				fn(name, dirEnt{kind: entSkip, mode: typeMode(m)})
 				continue
 			}
 			var st unix.Stat_t
@@ -128,7 +128,7 @@ func (d *dirFD) list(buf []byte, fn func(name []byte, e dirEnt)) error {
 			case unix.S_IFDIR:
 				fn(name, dirEnt{kind: entDir})
 			default:
-				fn(name, dirEnt{kind: entSkip, mode: statMode(m)})
+				fn(name, dirEnt{kind: entSkip, mode: typeMode(m)})
 			}
 		}
 	}
@@ -143,26 +143,18 @@ func fstatat(fd int, name string, st *unix.Stat_t) error {
 	}
 }
 
-// direntMode is the file type of a directory record's d_type.
-func direntMode(typ byte) fs.FileMode {
-	switch typ {
-	case unix.DT_LNK:
-		return fs.ModeSymlink
-	case unix.DT_FIFO:
-		return fs.ModeNamedPipe
-	case unix.DT_SOCK:
-		return fs.ModeSocket
-	case unix.DT_CHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case unix.DT_BLK:
-		return fs.ModeDevice
-	}
-	return fs.ModeIrregular
-}
+// direntIFMT is the S_IFMT bits of a directory record's d_type: the
+// kernel's DTTOIF, d_type being those bits shifted down by 12 (DT_UNKNOWN
+// is 0). So one mapping, typeMode, serves records and stats.
+func direntIFMT(typ byte) uint32 { return uint32(typ) << 12 }
 
-// statMode is the file type of a stat's S_IFMT bits.
-func statMode(m uint32) fs.FileMode {
+// typeMode is the fs.FileMode type of a file's S_IFMT bits.
+func typeMode(m uint32) fs.FileMode {
 	switch m {
+	case unix.S_IFREG:
+		return 0
+	case unix.S_IFDIR:
+		return fs.ModeDir
 	case unix.S_IFLNK:
 		return fs.ModeSymlink
 	case unix.S_IFIFO:

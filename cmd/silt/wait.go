@@ -8,6 +8,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/siltsync/silt/internal/backoff"
 	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
 )
@@ -50,12 +51,8 @@ func (c *cli) openWaiting(ctx context.Context, dir string, open func(wait time.D
 			// Always said, on stderr: a command that seems to hang says why.
 			fmt.Fprintf(c.stderr, "silt: %s: %v; waiting up to %v\n", dir, holderOf(err), c.wait)
 		}
-		t := time.NewTimer(min(pause, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if backoff.Sleep(ctx, min(pause, left)) != nil {
 			return nil, context.Cause(ctx)
-		case <-t.C:
 		}
 		pause = min(2*pause, busyPollMax)
 	}

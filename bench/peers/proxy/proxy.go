@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/siltsync/silt/internal/backoff"
 )
 
 // Proxy is an http.Handler that forwards to one S3 server, counting and
@@ -76,14 +78,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.counts[op]++
 	p.mu.Unlock()
-	if d := p.Delay(); d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
+	if d := p.Delay(); d > 0 && backoff.Sleep(r.Context(), d) != nil {
+		return
 	}
 	p.rp.ServeHTTP(w, r)
 }

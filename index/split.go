@@ -1,0 +1,82 @@
+package index
+
+import (
+	"maps"
+	"slices"
+)
+
+// Bounds of the shard-split policy (FORMAT.md, "Manifest", field
+// shard_max_entries). The policy is the bucket's, not a writer's: every
+// writer splits at the bound its manifest records, so caches configured
+// differently never undo each other's layout.
+const (
+	// DefaultShardMaxEntries is the bound a writer records when it
+	// configures none.
+	DefaultShardMaxEntries = 1000
+	// MinShardMaxEntries is the smallest bound: a split shard holds half
+	// the bound, and fewer than two entries per part would split forever.
+	MinShardMaxEntries = 4
+	// MaxShardMaxEntries is the largest bound: at a typical 200 bytes an
+	// entry a full shard stays far below MaxShardBytes, which a larger
+	// bound could push a shard of long paths past (unreadable).
+	MaxShardMaxEntries = 1 << 16
+)
+
+// ClampShardBound returns n as a writer may record it: DefaultShardMaxEntries
+// when n is 0 or negative, else n within [MinShardMaxEntries,
+// MaxShardMaxEntries].
+func ClampShardBound(n int) int {
+	if n <= 0 {
+		return DefaultShardMaxEntries
+	}
+	return min(max(n, MinShardMaxEntries), MaxShardMaxEntries)
+}
+
+// ShardBound returns the bound the next commit over m splits at and
+// records: m's recorded bound when it has one, else own (the committing
+// writer's setting, clamped). A manifest without the field is a bucket
+// whose policy no writer recorded yet (a new bucket, or one written before
+// the field existed): its next writer records its own, as when it creates
+// the bucket, so an older bucket keeps the layout its writers gave it.
+func (m *Manifest) ShardBound(own int) int {
+	if m.ShardMaxEntries != 0 {
+		return m.ShardMaxEntries
+	}
+	return ClampShardBound(own)
+}
+
+// ShardPart is one shard of a split: the keys from Lo up to the next
+// part's Lo.
+type ShardPart struct {
+	Lo      string
+	Entries map[string]Entry
+}
+
+// Split cuts the entries of the shard starting at lo into parts of at most
+// half the bound m records (DefaultShardMaxEntries when none) when they
+// exceed it, so a freshly split shard has room to grow before it splits
+// again. An empty shard stays one (empty) part; the writer drops it.
+func (m *Manifest) Split(lo string, entries map[string]Entry) []ShardPart {
+	bound := m.ShardMaxEntries
+	if bound == 0 {
+		bound = DefaultShardMaxEntries
+	}
+	if len(entries) <= bound {
+		return []ShardPart{{lo, entries}}
+	}
+	keys := slices.Sorted(maps.Keys(entries))
+	size := bound / 2
+	var parts []ShardPart
+	for start := 0; start < len(keys); start += size {
+		end := min(start+size, len(keys))
+		part := ShardPart{Lo: keys[start], Entries: make(map[string]Entry, end-start)}
+		if start == 0 {
+			part.Lo = lo
+		}
+		for _, k := range keys[start:end] {
+			part.Entries[k] = entries[k]
+		}
+		parts = append(parts, part)
+	}
+	return parts
+}
