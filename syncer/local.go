@@ -134,18 +134,13 @@ func (l *local) hash(p string) (sum string, lf localFile, err error) {
 	return hex.EncodeToString(h.Sum(nil)), infoFile(fi), nil
 }
 
-// install writes r to p atomically: a temporary file, checked against
+// installIn writes r to p atomically: a temporary file, checked against
 // the entry before it is renamed into place, so a reader never sees a
 // partial file and wrong bytes never enter the cache (an
 // *index.ObjectError matching index.ErrCorruptObject). What it may replace
 // is w (see replace): a local edit made since the operation planned is
-// never lost. The file is durable when install returns.
-func (l *local) install(p string, r io.Reader, e index.Entry, w want) (installed, error) {
-	return l.installIn(nil, p, r, e, w)
-}
-
-// installIn is install as part of batch b (nil: alone). In a batch the
-// file is durable only once the batch is (see installBatch), and the
+// never lost. Alone (b nil) the file is durable when installIn returns;
+// in batch b it is durable once the batch is (see installBatch), and the
 // parent directories are created once per batch.
 func (l *local) installIn(b *installBatch, p string, r io.Reader, e index.Entry, w want) (installed, error) {
 	parent := path.Dir(l.name(p))
