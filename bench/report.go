@@ -8,10 +8,11 @@ import (
 )
 
 // WriteTable prints results as an aligned table: scenario, entries,
-// requests per verb and in total, data puts, and wall time over the trials.
+// requests per verb and in total, data puts, wall time over the trials,
+// and the process's CPU time per trial (average).
 func WriteTable(w io.Writer, rs []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tentries\tget\tput\tcondput\tlist\tdelete\tstat\ttotal\tdata puts\twall ms min\tavg\tmax\ttrials\t")
+	fmt.Fprintln(tw, "scenario\tentries\tget\tput\tcondput\tlist\tdelete\tstat\ttotal\tdata puts\twall ms min\tavg\tmax\tcpu ms\ttrials\t")
 	for _, r := range rs {
 		q := r.Requests
 		name := r.Name
@@ -21,9 +22,9 @@ func WriteTable(w io.Writer, rs []Result) error {
 		if r.Mismatch != "" {
 			name += " (count mismatch)"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t\n",
 			name, r.Entries, q.Get, q.Put, q.CondPut, q.List, q.Delete, q.Stat, q.Total, r.DataPuts,
-			r.WallMin, r.WallAvg, r.WallMax, r.Trials)
+			r.WallMin, r.WallAvg, r.WallMax, r.CPUAvg, r.Trials)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

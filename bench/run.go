@@ -59,6 +59,9 @@ type Result struct {
 	WallMax float64 `json:"wallMax"`
 	// Trials is how many times the operation ran.
 	Trials int `json:"trials"`
+	// CPUAvg is the process's CPU time (user and system) during the
+	// measured operation, averaged over the trials, in milliseconds.
+	CPUAvg float64 `json:"cpuAvg"`
 	// Requests are the requests one operation sent, from the syncer's own
 	// exact accounting (syncer.Stats.Counts).
 	Requests Requests `json:"requests"`
@@ -131,11 +134,12 @@ func Summarize(sc Scenario, env Env, entries int, ts []Trial) Result {
 	r.Files = last.Stats.Files
 	r.Examined = last.Stats.Local.Examined
 
-	var walls []float64
+	var walls, cpus []float64
 	var order []string
 	phases := map[string][]float64{}
 	for _, t := range ts {
 		walls = append(walls, ms(t.Wall))
+		cpus = append(cpus, ms(t.CPU))
 		if q := RequestsOf(t.Stats.Counts); q != r.Requests {
 			r.Deterministic = false
 		}
@@ -163,6 +167,7 @@ func Summarize(sc Scenario, env Env, entries int, ts []Trial) Result {
 		}
 	}
 	r.WallMin, r.WallAvg, r.WallMax = minAvgMax(walls)
+	_, r.CPUAvg, _ = minAvgMax(cpus)
 	for _, name := range order {
 		lo, avg, hi := minAvgMax(phases[name])
 		r.Phases = append(r.Phases, PhaseStat{Phase: name, Min: lo, Avg: avg, Max: hi, Trials: len(phases[name])})

@@ -122,6 +122,10 @@ type Trial struct {
 	DataPuts int64
 	// Wall is the measured operation's wall time.
 	Wall time.Duration
+	// CPU is the CPU time (user and system) the whole process used during
+	// the measured operation: the syncer and, in process, the bucket (0
+	// where the system does not say).
+	CPU time.Duration
 }
 
 // Setup builds a fresh bucket for sc in env, seeds it with entries entries
@@ -163,13 +167,13 @@ func (in *Instance) Prepare(ctx context.Context) error {
 // Measure runs the measured operation once, through the latency wrapper.
 func (in *Instance) Measure(ctx context.Context) (Trial, error) {
 	in.w.obs.Reset()
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	st, err := in.measure(ctx)
-	wall := time.Since(start)
+	wall, cpu := time.Since(start), processCPU()-cpu0
 	if err != nil {
 		return Trial{}, fmt.Errorf("bench: %s at %d: trial %d: %w", in.Scenario.Name, in.Entries, in.trial, err)
 	}
-	t := Trial{Stats: st, Observed: observed(in.w.obs.Counts()), Wall: wall}
+	t := Trial{Stats: st, Observed: observed(in.w.obs.Counts()), Wall: wall, CPU: cpu}
 	for _, r := range in.w.obs.Log() {
 		if (r.Verb == wrap.VerbPut || r.Verb == wrap.VerbCondPut) && (strings.HasPrefix(r.Key, index.ObjectsPrefix) || strings.HasPrefix(r.Key, index.PacksPrefix)) {
 			t.DataPuts++

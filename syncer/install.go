@@ -51,7 +51,9 @@ type LocalEditError struct {
 func (e *LocalEditError) Error() string { return e.Path + ": " + e.Reason }
 
 // replace moves the verified download tmp to p, replacing only what w
-// allows, and returns the copy it kept of the replaced file, if any.
+// allows, and returns the copy it kept of the replaced file, if any, and
+// whether tmp is gone (renamed into place; after a hard link it stays, for
+// the caller to remove).
 //
 // The file at p is opened before it is checked and stays open across the
 // rename, so an edit that lands in it after the check (a write through a
@@ -59,65 +61,72 @@ func (e *LocalEditError) Error() string { return e.Path + ": " + e.Reason }
 // rename and kept from the still-open file, never lost. A path that was
 // absent is created without replacing anything (a hard link, which fails
 // if a file appeared).
-func (l *local) replace(p, tmp string, w want) (string, error) {
+func (l *local) replace(p, tmp string, w want) (kept string, moved bool, err error) {
 	name := l.name(p)
 	localhook.Fire(l.path, p, localhook.BeforeCheck)
 	f, err := l.dir.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		if w.local.exists && !w.backup {
-			return "", &LocalEditError{Path: p, Reason: "deleted locally while the download ran; left absent"}
+			return "", false, &LocalEditError{Path: p, Reason: "deleted locally while the download ran; left absent"}
 		}
-		err = l.create(p, tmp)
+		moved, err = l.create(p, tmp)
 		var le *LocalEditError
 		if !w.backup || !errors.As(err, &le) {
-			return "", err
+			return "", moved, err
 		}
 		// A file appeared and this install keeps what it replaces.
 		f, err = l.dir.Open(name)
 	}
 	if err != nil {
-		return "", l.explain(p, err)
+		return "", false, l.explain(p, err)
 	}
 	defer f.Close()
 	cur, err := l.openedAt(p, name, f, "download")
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if !w.backup && !cur.same(w.local) {
 		reason := "changed locally while the download ran; kept the local copy"
 		if !w.local.exists {
 			reason = "created locally while the download ran; kept the local copy"
 		}
-		return "", &LocalEditError{Path: p, Reason: reason}
+		return "", false, &LocalEditError{Path: p, Reason: reason}
 	}
 	localhook.Fire(l.path, p, localhook.BeforeRename)
 	if err := l.dir.Rename(tmp, name); err != nil {
-		return "", l.explain(p, err)
+		return "", false, l.explain(p, err)
 	}
 	localhook.Fire(l.path, p, localhook.AfterRename)
 	if !w.backup && !l.changedSince(f, cur, w.sum) {
-		return "", nil
+		return "", true, nil
 	}
-	return l.keep(f)
+	kept, err = l.keep(f)
+	return kept, true, err
 }
 
-// create puts tmp at p only if nothing is there.
-func (l *local) create(p, tmp string) error {
+// create puts tmp at p only if nothing is there, and reports whether tmp
+// is gone (renamed, not linked).
+func (l *local) create(p, tmp string) (moved bool, err error) {
 	name := l.name(p)
 	localhook.Fire(l.path, p, localhook.BeforeRename)
-	err := l.dir.Link(tmp, name)
+	err = l.dir.Link(tmp, name)
 	switch {
 	case err == nil:
-		return nil
+		return false, nil
 	case errors.Is(err, fs.ErrExist):
-		return &LocalEditError{Path: p, Reason: "created locally while the download ran; kept the local copy"}
+		return false, &LocalEditError{Path: p, Reason: "created locally while the download ran; kept the local copy"}
+	case errors.Is(err, fs.ErrNotExist):
+		return false, err // the parent directory is gone
 	}
 	// No hard links here (some FUSE and network filesystems): a check and
 	// a rename, with the window between them (RELIABILITY.md, promise 5).
 	if _, serr := l.dir.Lstat(name); serr == nil {
-		return &LocalEditError{Path: p, Reason: "created locally while the download ran; kept the local copy"}
+		return false, &LocalEditError{Path: p, Reason: "created locally while the download ran; kept the local copy"}
 	}
-	return l.explain(p, l.dir.Rename(tmp, name))
+	if err := l.dir.Rename(tmp, name); err != nil {
+		return false, l.explain(p, err)
+	}
+	return true, nil
 }
 
 // changedSince reports whether the replaced file f changed after the check

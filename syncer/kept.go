@@ -98,7 +98,7 @@ func (s *Syncer) restore(o *op, p, why string) error {
 	if err := s.local.dir.MkdirAll(dirOf(s.local.name(p)), 0o755); err != nil {
 		return s.local.explain(p, err)
 	}
-	kept, err := s.local.replace(p, copy, want{backup: true})
+	kept, _, err := s.local.replace(p, copy, want{backup: true})
 	if err != nil {
 		return err
 	}

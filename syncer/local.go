@@ -134,29 +134,53 @@ func (l *local) hash(p string) (sum string, lf localFile, err error) {
 	return hex.EncodeToString(h.Sum(nil)), infoFile(fi), nil
 }
 
-// install writes r to p atomically: a temporary file, checked against
+// installIn writes r to p atomically: a temporary file, checked against
 // the entry before it is renamed into place, so a reader never sees a
 // partial file and wrong bytes never enter the cache (an
 // *index.ObjectError matching index.ErrCorruptObject). What it may replace
 // is w (see replace): a local edit made since the operation planned is
-// never lost.
-func (l *local) install(p string, r io.Reader, e index.Entry, w want) (installed, error) {
-	if err := l.dir.MkdirAll(path.Dir(l.name(p)), 0o755); err != nil {
+// never lost. Alone (b nil) the file is durable when installIn returns;
+// in batch b it is durable once the batch is (see installBatch), and the
+// parent directories are created once per batch.
+func (l *local) installIn(b *installBatch, p string, r io.Reader, e index.Entry, w want) (installed, error) {
+	parent := path.Dir(l.name(p))
+	if err := b.mkdirAll(l, parent); err != nil {
 		return installed{}, l.explain(p, err)
 	}
-	if err := l.dir.MkdirAll(tmpDir, 0o755); err != nil {
+	if err := b.mkdirAll(l, tmpDir); err != nil {
 		return installed{}, err
 	}
 	tmp := tmpDir + "/dl-" + randID()
-	f, err := l.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, fs.FileMode(installMode(e.Exec)))
+	flags := os.O_RDWR | os.O_CREATE | os.O_EXCL
+	mode := fs.FileMode(installMode(e.Exec))
+	f, err := l.dir.OpenFile(tmp, flags, mode)
+	if errors.Is(err, fs.ErrNotExist) && b != nil {
+		// .silt/tmp vanished since the batch made it.
+		b.forget(tmpDir)
+		if err = b.mkdirAll(l, tmpDir); err == nil {
+			f, err = l.dir.OpenFile(tmp, flags, mode)
+		}
+	}
 	if err != nil {
 		return installed{}, err
 	}
-	defer l.dir.Remove(tmp) // fails harmlessly after a successful rename
+	renamed := false
+	defer func() {
+		if !renamed {
+			l.dir.Remove(tmp)
+		}
+	}()
 	h := sha256.New()
 	_, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(r, e.Size+1))
-	if err == nil {
+	if err == nil && b.fsyncEach() {
 		err = f.Sync()
+	}
+	// The temporary's stat is the installed file's: a rename or link keeps
+	// the inode, its size and mtime, and an edit landing after the rename
+	// then shows as a change against the record.
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -167,15 +191,27 @@ func (l *local) install(p string, r io.Reader, e index.Entry, w want) (installed
 	if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
 		return installed{}, &index.ObjectError{Path: p, SHA256: e.SHA256, Reason: "downloaded bytes hash to " + got, Err: index.ErrCorruptObject}
 	}
-	if fi, err := l.dir.Lstat(l.name(p)); err == nil && fi.IsDir() {
-		return installed{}, &index.PathError{Path: p, Reason: "a local directory is in the way"}
+	kept, moved, err := l.replace(p, tmp, w)
+	if errors.Is(err, fs.ErrNotExist) && b != nil {
+		// The parent vanished since the batch made or saw it: make it
+		// again, once.
+		b.forget(parent)
+		if err = b.mkdirAll(l, parent); err != nil {
+			return installed{}, l.explain(p, err)
+		}
+		kept, moved, err = l.replace(p, tmp, w)
 	}
-	kept, err := l.replace(p, tmp, w)
+	renamed = moved
 	if err != nil {
+		var le *LocalEditError
+		if errors.As(err, &le) {
+			if fi, serr := l.dir.Lstat(l.name(p)); serr == nil && fi.IsDir() {
+				return installed{}, &index.PathError{Path: p, Reason: "a local directory is in the way"}
+			}
+		}
 		return installed{}, err
 	}
-	lf, err := l.stat(p)
-	return installed{lf: lf, kept: kept}, err
+	return installed{lf: infoFile(fi), kept: kept}, nil
 }
 
 // chmod sets or clears the executable bits of the file at p (all three,

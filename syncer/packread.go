@@ -123,8 +123,9 @@ func cmpInt64(a, b int64) int {
 // downloadRun reads one run with a single ranged read and installs each
 // spot's bytes at its paths, each through the verifying, atomic install:
 // bytes that do not hash to their entry are reported for that path and
-// never installed, and the run goes on. settle records each outcome.
-func (s *Syncer) downloadRun(ctx context.Context, b backend.Backend, run packRun, settle func(pullAction, installed, error) error) error {
+// never installed, and the run goes on. settle records each outcome. The
+// installs are part of batch bt.
+func (s *Syncer) downloadRun(ctx context.Context, b backend.Backend, bt *installBatch, run packRun, settle func(pullAction, installed, error) error) error {
 	r := run.rng()
 	head := run.spots[0].acts[0]
 	rc, err := index.OpenPackRange(ctx, b, head.path, head.entry.SHA256, run.pack, r)
@@ -158,14 +159,14 @@ func (s *Syncer) downloadRun(ctx context.Context, b backend.Backend, run packRun
 				return settle(sp.acts[0], installed{}, err)
 			}
 			for _, a := range sp.acts {
-				in, err := s.local.install(a.path, bytes.NewReader(data), a.entry, a.want())
+				in, err := s.local.installIn(bt, a.path, bytes.NewReader(data), a.entry, a.want())
 				if err := settle(a, in, err); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		in, err := s.local.install(sp.acts[0].path, part, sp.acts[0].entry, sp.acts[0].want())
+		in, err := s.local.installIn(bt, sp.acts[0].path, part, sp.acts[0].entry, sp.acts[0].want())
 		if _, derr := io.Copy(io.Discard, part); derr != nil && err == nil {
 			err = derr
 		}
@@ -173,7 +174,7 @@ func (s *Syncer) downloadRun(ctx context.Context, b backend.Backend, run packRun
 			return err
 		}
 		for _, a := range sp.acts[1:] {
-			in, err := s.download(ctx, b, a.path, a.entry, a.want())
+			in, err := s.downloadIn(ctx, b, bt, a.path, a.entry, a.want())
 			if err := settle(a, in, err); err != nil {
 				return err
 			}

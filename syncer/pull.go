@@ -157,7 +157,7 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 	}
 	o.mark("walk")
 
-	done, execErr := s.execPull(ctx, o, plan)
+	done, landed, execErr := s.execPull(ctx, o, plan)
 	o.mark("transfer")
 
 	err = s.st.update(func(t stx) error {
@@ -165,6 +165,10 @@ func (s *Syncer) pullOnce(ctx context.Context, o *op, sc scope, opts PullOptions
 			return err
 		}
 		if err := t.putRecords(done); err != nil {
+			return err
+		}
+		// The downloads are durable and recorded: their intents are void.
+		if err := t.dropIntents(landed); err != nil {
 			return err
 		}
 		// Claims on shards the manifest no longer has are void: a later
@@ -405,8 +409,14 @@ type pullDone struct {
 // record it). A corrupt or missing object is never installed: it is
 // reported with its path (an *index.ObjectError), and the other downloads
 // go on.
-func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone, error) {
-	var done []pullDone
+//
+// The downloads are one installBatch: their install intents are written
+// before the first of them, and they are made durable together at the
+// end. landed lists the paths whose intents the state transaction
+// recording done must delete (none when the batch could not be made
+// durable: its downloads are then left out of done, for the next Open to
+// verify).
+func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) (done []pullDone, landed []string, err error) {
 	var bad []error
 	late := map[int]bool{} // shards with a path edited after the plan
 	var mu = &o.mu
@@ -426,6 +436,11 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 		}
 	}
 	o.planned(bytes)
+	bt, landed, err := s.beginBatch(plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	fetched := map[string]bool{} // paths installed by a download
 	// settle records the outcome of one download: a corrupt or missing
 	// object is reported and the others go on.
 	settle := func(a pullAction, in installed, err error) error {
@@ -474,13 +489,16 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 		}
 		o.progress(a.path, lf.size, &moved, total)
 		record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: a.entry.Exec}})
+		mu.Lock()
+		fetched[a.path] = true
+		mu.Unlock()
 		return nil
 	}
 	var removes, packed []pullAction
 	for _, a := range plan.actions {
 		switch a.kind {
 		case pullRecord:
-			record(pullDone{a.path, &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: a.entry.Exec}})
+			record(pullDone{path: a.path, record: &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: a.entry.Exec}})
 		case pullChmod:
 			lf, err := s.local.chmod(a.path, a.entry.Exec)
 			if err != nil {
@@ -489,12 +507,12 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 			}
 			o.add(func(st *Stats) { st.Files.Downloaded++ })
 			o.change(Change{Path: a.path, Action: ActionDownload, Reason: modeReason(a.entry.Exec)})
-			record(pullDone{a.path, &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: a.entry.Exec}})
+			record(pullDone{path: a.path, record: &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: a.entry.Exec}})
 		case pullLazy:
-			record(pullDone{a.path, &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256, Pack: a.entry.Pack, Off: a.entry.Off, Exec: a.entry.Exec}})
+			record(pullDone{path: a.path, record: &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256, Pack: a.entry.Pack, Off: a.entry.Off, Exec: a.entry.Exec}})
 			o.change(Change{Path: a.path, Action: ActionLazy, Bytes: a.entry.Size})
 		case pullForget:
-			record(pullDone{a.path, nil})
+			record(pullDone{path: a.path})
 		case pullRemove:
 			removes = append(removes, a)
 		case pullDownload:
@@ -503,15 +521,15 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 				continue
 			}
 			g.Go(func() error {
-				in, err := s.download(gctx, o.backend(), a.path, a.entry, a.want())
+				in, err := s.downloadIn(gctx, o.backend(), bt, a.path, a.entry, a.want())
 				return settle(a, in, err)
 			})
 		}
 	}
 	for _, run := range packRuns(packed) {
-		g.Go(func() error { return s.downloadRun(gctx, o.backend(), run, settle) })
+		g.Go(func() error { return s.downloadRun(gctx, o.backend(), bt, run, settle) })
 	}
-	err := g.Wait()
+	err = g.Wait()
 	for _, a := range removes {
 		kept, rerr := s.local.removeAs(a.path, a.want())
 		var le *LocalEditError
@@ -529,7 +547,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 		if kept != "" {
 			o.conflictCopy(a.path, reasonRemovedEditKept, kept)
 		}
-		record(pullDone{a.path, nil})
+		record(pullDone{path: a.path})
 	}
 	for _, a := range removes {
 		s.local.pruneDirs(a.path, plan.sc.contains)
@@ -550,8 +568,17 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 			continue
 		}
 		a.kind = pullDownload
-		in, derr := s.download(ctx, o.backend(), a.path, a.entry, a.want())
+		in, derr := s.downloadIn(ctx, o.backend(), bt, a.path, a.entry, a.want())
 		err = settle(a, in, derr)
+	}
+	if len(landed) > 0 {
+		if serr := s.endBatch(); serr != nil {
+			// Not durable: record none of the downloads, and keep their
+			// intents for the next Open to verify.
+			done = slices.DeleteFunc(done, func(dn pullDone) bool { return fetched[dn.path] })
+			landed = nil
+			err = errors.Join(err, fmt.Errorf("pull: make the downloads durable: %w", serr))
+		}
 	}
 	if err == nil && len(bad) > 0 {
 		err = errors.Join(bad...)
@@ -559,16 +586,21 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) ([]pullDone
 	for i := range late {
 		plan.dirty[i] = true
 	}
-	return done, err
+	return done, landed, err
 }
 
 // download fetches the bytes of entry e (its object, or one ranged read of
-// its pack) into the cache at p, replacing what w allows.
+// its pack) into the cache at p, replacing what w allows, durably.
 func (s *Syncer) download(ctx context.Context, b backend.Backend, p string, e index.Entry, w want) (installed, error) {
+	return s.downloadIn(ctx, b, nil, p, e, w)
+}
+
+// downloadIn is download as part of batch bt (nil: alone).
+func (s *Syncer) downloadIn(ctx context.Context, b backend.Backend, bt *installBatch, p string, e index.Entry, w want) (installed, error) {
 	rc, err := index.OpenRaw(ctx, b, p, e)
 	if err != nil {
 		return installed{}, err
 	}
 	defer rc.Close()
-	return s.local.install(p, rc, e, w)
+	return s.local.installIn(bt, p, rc, e, w)
 }

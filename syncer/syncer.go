@@ -232,6 +232,10 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 		s.Close()
 		return nil, fmt.Errorf("syncer: clean temporary downloads: %w", err)
 	}
+	if err := s.reconcileIntents(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("syncer: verify the downloads a crash interrupted: %w", err)
+	}
 	return s, nil
 }
 
