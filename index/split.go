@@ -57,10 +57,7 @@ type ShardPart struct {
 // exceed it, so a freshly split shard has room to grow before it splits
 // again. An empty shard stays one (empty) part; the writer drops it.
 func (m *Manifest) Split(lo string, entries map[string]Entry) []ShardPart {
-	bound := m.ShardMaxEntries
-	if bound == 0 {
-		bound = DefaultShardMaxEntries
-	}
+	bound := m.ShardBound(0) // recorded, else the default
 	if len(entries) <= bound {
 		return []ShardPart{{lo, entries}}
 	}

@@ -63,7 +63,7 @@ func (b *installBatch) forget(dir string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for d := range b.dirs {
-		if d == dir || len(d) > len(dir) && d[:len(dir)] == dir && d[len(dir)] == '/' {
+		if under(d, dir) {
 			delete(b.dirs, d)
 		}
 	}
