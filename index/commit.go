@@ -21,6 +21,14 @@ var ErrCommitContention = errors.New("commit: too much contention on the manifes
 // CommitOptions.Attempts is zero.
 const DefaultCommitAttempts = 12
 
+// DefaultPacedWait is CommitOptions.PacedWait when zero. On a store that
+// lets one object change about once a second, writers of one bucket take
+// turns: a writer among eight waits several seconds for its turn, refused
+// with a 429 each time it comes too soon, and such a refusal is the store
+// pacing the writers, not a sign the commit cannot land. A minute is a
+// turn for dozens of writers; past it the store is failing, not pacing.
+const DefaultPacedWait = time.Minute
+
 // Proposal is what one commit attempt proposes on top of its base.
 type Proposal struct {
 	// Next is the manifest to write: its Seq must be the base's plus one.
@@ -36,6 +44,12 @@ type Proposal struct {
 type CommitOptions struct {
 	// Attempts bounds the manifest writes; 0 means DefaultCommitAttempts.
 	Attempts int
+	// PacedWait bounds, on a store that states a per-key mutation limit
+	// (Capabilities.MaxMutationsPerKeyPerSecond, as GCS's driver does),
+	// the time spent on writes the store refused retryably and that did
+	// not land; those do not count against Attempts. 0 means
+	// DefaultPacedWait.
+	PacedWait time.Duration
 	// Read re-reads the base after a lost race or an unsettled outcome;
 	// nil means ReadManifest. The engine passes its own, which checks for
 	// rollback and answers from its cache when nothing changed.
@@ -64,7 +78,10 @@ type CommitResult struct {
 // allows, with build re-invoked on the fresh base, so build must merge
 // only its own changes and be safe to repeat (a change already in the
 // base is not a change). Past the bounded attempts the error wraps
-// ErrCommitContention and says how many attempts failed and why.
+// ErrCommitContention and says how many attempts failed and why. On a
+// store that states a per-key mutation limit, a retryable refusal read
+// back as not landed is the store pacing its writers: it is bounded by
+// CommitOptions.PacedWait instead of by the attempts.
 //
 // On a store without compare-and-swap the manifest is written
 // unconditionally: the caller must hold the commit lock.
@@ -78,7 +95,12 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 		read = func(ctx context.Context) (Head, error) { return ReadManifest(ctx, b, backend.GetOptions{}) }
 	}
 	caps := b.Capabilities()
-	var lost, unknown int
+	pacedWait := opts.PacedWait
+	if pacedWait <= 0 {
+		pacedWait = DefaultPacedWait
+	}
+	start := time.Now()
+	var lost, unknown, paced int
 	var last error
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
@@ -133,6 +155,9 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 			default:
 				unknown++
 				last = err
+				if caps.MaxMutationsPerKeyPerSecond > 0 && backend.IsRetryable(err) && rerr == nil {
+					paced++ // refused and not landed: the store's pace, bounded by time
+				}
 			}
 		} else if err != nil {
 			lost++
@@ -141,8 +166,12 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 		if err == nil {
 			return CommitResult{Head: Head{Manifest: p.Next, Data: data, Version: info.Version, Info: info}, Attempts: attempt + 1}, nil
 		}
-		if attempt+1 >= attempts {
-			return CommitResult{Attempts: attempt + 1}, fmt.Errorf("%w (%d attempts: %d lost races, %d unknown outcomes; last: %w)", ErrCommitContention, attempt+1, lost, unknown, last)
+		if attempt+1-paced >= attempts || (paced > 0 && time.Since(start) >= pacedWait) {
+			why := fmt.Sprintf("%d attempts: %d lost races, %d unknown outcomes", attempt+1, lost, unknown)
+			if paced > 0 {
+				why += fmt.Sprintf(", %d of them refused by the store's per-object limit over %s", paced, time.Since(start).Round(time.Millisecond))
+			}
+			return CommitResult{Attempts: attempt + 1}, fmt.Errorf("%w (%s; last: %w)", ErrCommitContention, why, last)
 		}
 		if err := backoff.Sleep(ctx, Backoff(attempt, caps.MaxMutationsPerKeyPerSecond)); err != nil {
 			return CommitResult{Attempts: attempt + 1}, err

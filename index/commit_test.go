@@ -139,6 +139,43 @@ func TestCommit_LostRace_WaitsForMutationLimit(t *testing.T) {
 	}
 }
 
+// On a store that states a per-object limit (GCS), a writer refused
+// retryably and read back as not landed is being paced, not beaten: the
+// refusals do not spend its attempts, so eight writers taking turns on
+// one manifest do not fail pushes (issue 23's commit-rate run lost 5 of 40
+// to the 12-attempt bound before).
+func TestCommit_PacedRefusals_DoNotSpendAttempts(t *testing.T) {
+	b := mem.New()
+	commit(t, b, 1, map[string]string{"a": "x"})
+	f := wrap.Faults(b)
+	f.Add(wrap.Rule{Verb: wrap.VerbCondPut, KeyPrefix: index.ManifestKey, Nth: 1, Times: 5, Mode: wrap.FailBefore})
+	l := &limited{Backend: f, perSec: 1000}
+	res, err := index.Commit(context.Background(), l, readHead(t, b), bump, index.CommitOptions{Attempts: 2})
+	if err != nil {
+		t.Fatalf("commit paced 5 times with 2 attempts: %v", err)
+	}
+	if res.Attempts != 6 || readHead(t, b).Manifest.Seq != 2 {
+		t.Fatalf("attempts %d, seq %d: want the sixth write landing seq 2", res.Attempts, readHead(t, b).Manifest.Seq)
+	}
+}
+
+// Pacing is bounded by time: a store that refuses every write is failing,
+// and the commit says so within PacedWait, naming the refusals.
+func TestCommit_PacedRefusals_BoundedByPacedWait(t *testing.T) {
+	b := mem.New()
+	commit(t, b, 1, map[string]string{"a": "x"})
+	f := wrap.Faults(b)
+	f.Add(wrap.Rule{Verb: wrap.VerbCondPut, KeyPrefix: index.ManifestKey, Mode: wrap.FailBefore})
+	l := &limited{Backend: f, perSec: 1000}
+	_, err := index.Commit(context.Background(), l, readHead(t, b), bump, index.CommitOptions{PacedWait: 30 * time.Millisecond})
+	if !errors.Is(err, index.ErrCommitContention) || !strings.Contains(err.Error(), "refused by the store's per-object limit") {
+		t.Fatalf("err = %v, want ErrCommitContention naming the refusals", err)
+	}
+	if readHead(t, b).Manifest.Seq != 1 {
+		t.Fatal("a failed commit changed the manifest")
+	}
+}
+
 func TestCommit_NothingProposed_IsNoop(t *testing.T) {
 	b := mem.New()
 	commit(t, b, 1, map[string]string{"a": "x"})

@@ -78,6 +78,7 @@ var (
 type state struct {
 	db  *bolt.DB
 	dir string // where the holder record lives
+	w   writer // groups concurrent updates into one transaction
 }
 
 // openState opens (or creates) the state database. A file bbolt cannot read
@@ -133,8 +134,12 @@ func (st *state) view(fn func(t stx) error) error {
 	return st.db.View(func(tx *bolt.Tx) error { return fn(stx{tx}) })
 }
 
+// update runs fn in a write transaction, durable when update returns.
+// Concurrent updates share one transaction (see writer), so fn must only
+// change the transaction: it may run again, alone, if one it shared with
+// failed.
 func (st *state) update(fn func(t stx) error) error {
-	return st.db.Update(func(tx *bolt.Tx) error { return fn(stx{tx}) })
+	return st.w.run(st.db, fn)
 }
 
 // stx is one transaction on the state.
