@@ -166,10 +166,10 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 		if err == nil {
 			return CommitResult{Head: Head{Manifest: p.Next, Data: data, Version: info.Version, Info: info}, Attempts: attempt + 1}, nil
 		}
-		if attempt+1-paced >= attempts || (paced > 0 && time.Since(start) >= pacedWait) {
+		if elapsed := time.Since(start); attempt+1-paced >= attempts || (paced > 0 && elapsed >= pacedWait) {
 			why := fmt.Sprintf("%d attempts: %d lost races, %d unknown outcomes", attempt+1, lost, unknown)
 			if paced > 0 {
-				why += fmt.Sprintf(", %d of them refused by the store's per-object limit over %s", paced, time.Since(start).Round(time.Millisecond))
+				why += fmt.Sprintf(", %d of them refused by the store's per-object limit over %s", paced, elapsed.Round(time.Millisecond))
 			}
 			return CommitResult{Attempts: attempt + 1}, fmt.Errorf("%w (%s; last: %w)", ErrCommitContention, why, last)
 		}

@@ -22,37 +22,49 @@ import (
 // not undo the others.
 type writer struct {
 	mu      sync.Mutex
-	running bool
-	queue   []*pending
+	running bool       // a leader is committing
+	queue   []*pending // waiting for the next transaction
 }
 
 type pending struct {
 	fn   func(t stx) error
-	done chan error // buffered: the runner never waits on a caller
+	done chan error    // buffered: the runner never waits on a caller
+	lead chan struct{} // buffered: this waiter commits the next group
 }
 
 func (w *writer) run(db *bolt.DB, fn func(t stx) error) error {
-	me := &pending{fn: fn, done: make(chan error, 1)}
+	me := &pending{fn: fn, done: make(chan error, 1), lead: make(chan struct{}, 1)}
 	w.mu.Lock()
 	w.queue = append(w.queue, me)
 	if w.running {
 		w.mu.Unlock()
-		return <-me.done
-	}
-	w.running = true
-	// This caller runs transactions until the queue is empty: its own
-	// first, then whatever queued meanwhile. The wait is bounded by the
-	// others' arrival, and each transaction takes all that waits.
-	for len(w.queue) > 0 {
-		group := w.queue
-		w.queue = nil
-		w.mu.Unlock()
-		commitGroup(db, group)
+		select {
+		case err := <-me.done:
+			return err
+		case <-me.lead: // the queue, with me first, is mine to commit
+		}
 		w.mu.Lock()
 	}
-	w.running = false
+	w.running = true
+	group := w.queue
+	w.queue = nil
 	w.mu.Unlock()
+	// A leader commits one group, its own, then hands on: its caller
+	// never waits for transactions that are not its own.
+	defer w.handOff()
+	commitGroup(db, group)
 	return <-me.done
+}
+
+// handOff makes the first waiter the next leader, or ends leadership.
+func (w *writer) handOff() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.queue) == 0 {
+		w.running = false
+		return
+	}
+	w.queue[0].lead <- struct{}{}
 }
 
 // commitGroup runs group as one transaction, or, if that fails, each

@@ -7,15 +7,21 @@ import (
 	"testing"
 )
 
-// Updates that arrive while one runs share the next transaction, and the
-// state ends as if each had run alone: every record is there, durable when
-// its update returned.
-func TestState_ConcurrentUpdatesAllLand(t *testing.T) {
+func testState(t *testing.T) *state {
+	t.Helper()
 	st, err := openState(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
+	t.Cleanup(func() { st.close() })
+	return st
+}
+
+// Updates that arrive while one runs share the next transaction, and the
+// state ends as if each had run alone: every record is there, durable when
+// its update returned.
+func TestState_ConcurrentUpdatesAllLand(t *testing.T) {
+	st := testState(t)
 	const n = 64
 	var wg sync.WaitGroup
 	for i := range n {
@@ -40,11 +46,7 @@ func TestState_ConcurrentUpdatesAllLand(t *testing.T) {
 // One update's error is its caller's alone: the updates it shared a
 // transaction with are run again without it and land.
 func TestState_FailedUpdateDoesNotUndoOthers(t *testing.T) {
-	st, err := openState(t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.close()
+	st := testState(t)
 	boom := errors.New("boom")
 	group := []*pending{
 		{fn: func(t stx) error { return t.putFile("a", fileRecord{SHA256: "aa"}) }, done: make(chan error, 1)},
@@ -75,11 +77,7 @@ func TestState_FailedUpdateDoesNotUndoOthers(t *testing.T) {
 // A panicking update still answers every caller that shared its
 // transaction, so none waits forever.
 func TestState_PanickingUpdateAnswersEveryone(t *testing.T) {
-	st, err := openState(t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.close()
+	st := testState(t)
 	group := []*pending{
 		{fn: func(stx) error { panic("bad") }, done: make(chan error, 1)},
 		{fn: func(t stx) error { return t.putFile("a", fileRecord{SHA256: "aa"}) }, done: make(chan error, 1)},
@@ -101,5 +99,18 @@ func TestState_PanickingUpdateAnswersEveryone(t *testing.T) {
 		default:
 			t.Errorf("update %d: no answer", i)
 		}
+	}
+}
+
+// A panic in one update leaves the writer usable: the next update runs
+// (before, a leader that panicked left every later update waiting).
+func TestState_UpdateAfterPanicRuns(t *testing.T) {
+	st := testState(t)
+	func() {
+		defer func() { _ = recover() }()
+		_ = st.update(func(stx) error { panic("bad") })
+	}()
+	if err := st.update(func(t stx) error { return t.putFile("a", fileRecord{SHA256: "aa"}) }); err != nil {
+		t.Fatal(err)
 	}
 }
