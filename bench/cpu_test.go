@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime/pprof"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // cold pull of 10k files of 5 KiB (issue 23), on the fs and mem buckets,
 // into caches on the real disk (not tmpfs: fsync must cost what it costs).
 // It is a measurement, not a check: it runs only when SILT_BENCH_CPU is
-// set, and SILT_BENCH_CPUPROFILE=file writes a CPU profile of the
+// set, and SILT_BENCH_CPUPROFILE=file writes CPU profiles (file.1, file.2, ...) of the
 // measured pulls alone (not the seeding).
 func TestCPUPerFile_ColdPull10k(t *testing.T) {
 	if os.Getenv("SILT_BENCH_CPU") == "" {
@@ -26,19 +27,9 @@ func TestCPUPerFile_ColdPull10k(t *testing.T) {
 		t.Fatal("no scenario cold-pull")
 	}
 	sc.Scaled = true
-	var prof *os.File
-	if name := os.Getenv("SILT_BENCH_CPUPROFILE"); name != "" {
-		f, err := os.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		prof = f
-		if err := pprof.StartCPUProfile(f); err != nil {
-			t.Fatal(err)
-		}
-		pprof.StopCPUProfile() // started and stopped around each pull below
-	}
+	// One profile file per measured pull (name.1, name.2, ...: pprof
+	// reads several at once), since a file holds one profile.
+	profName := os.Getenv("SILT_BENCH_CPUPROFILE")
 	ctx := context.Background()
 	for _, be := range []string{bench.BackendFS, bench.BackendMem} {
 		in, err := sc.Setup(ctx, bench.Env{Backend: be, Dir: t.TempDir()}, files)
@@ -47,16 +38,25 @@ func TestCPUPerFile_ColdPull10k(t *testing.T) {
 		}
 		var cpu, wall time.Duration
 		var reqs int
-		for range trials {
+		for trial := range trials {
 			if err := in.Prepare(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if prof != nil && be == bench.BackendFS {
-				_ = pprof.StartCPUProfile(prof)
+			var prof *os.File
+			if profName != "" && be == bench.BackendFS {
+				if prof, err = os.Create(fmt.Sprintf("%s.%d", profName, trial+1)); err != nil {
+					t.Fatal(err)
+				}
+				if err := pprof.StartCPUProfile(prof); err != nil {
+					t.Fatal(err)
+				}
 			}
 			tr, err := in.Measure(ctx)
-			if prof != nil && be == bench.BackendFS {
+			if prof != nil {
 				pprof.StopCPUProfile()
+				if cerr := prof.Close(); cerr != nil {
+					t.Fatal(cerr)
+				}
 			}
 			if err != nil {
 				t.Fatal(err)

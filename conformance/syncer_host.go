@@ -145,8 +145,7 @@ func checkSyncerMetadataOnly_LazyThenHydrate(t *testing.T, nb Factory) {
 	if got, _ := h.read("data/t/y/state/1/raw"); got != "y raw" {
 		t.Errorf("y raw = %q", got)
 	}
-	entries, _ := os.ReadDir(filepath.Join(h.dir, ".silt", "tmp"))
-	mustEqual(t, "temp files left", len(entries), 0)
+	mustEqual(t, "temp files left", len(tempDownloads(t, h.dir)), 0)
 }
 
 // Reference scenario S35: namespaces in one bucket are independent, and a

@@ -383,21 +383,50 @@ func checkRegression_PushPaths_OnlyThosePaths(t *testing.T, nb Factory) {
 	mustEqual(t, "the other mark stays", a.push().Files.Uploaded, 1)
 }
 
-// Temporary downloads a killed pull left are removed by the next Open.
+// Temporary downloads a killed pull left are removed by the next Open:
+// in .silt/tmp and in its shards (a batch's new files are written in
+// .silt/tmp/0 to f).
 func checkRegression_KilledPullTempFiles_Removed(t *testing.T, nb Factory) {
 	bk := newBucket(t, nb)
 	a := bk.host()
 	tmp := filepath.Join(a.dir, ".silt", "tmp")
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "dl-deadbeef"), []byte("half"), 0o644); err != nil {
-		t.Fatal(err)
+	left := []string{filepath.Join(tmp, "dl-deadbeef"), filepath.Join(tmp, "d", "dl-d00dfeed")}
+	for _, f := range left {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	a.restart()
-	if _, err := os.Stat(filepath.Join(tmp, "dl-deadbeef")); !os.IsNotExist(err) {
-		t.Errorf("temporary download left: %v", err)
+	if got := tempDownloads(t, a.dir); len(got) != 0 {
+		t.Errorf("temporary downloads left: %v", got)
 	}
+}
+
+// tempDownloads lists the temporary downloads (dl-*) under dir's
+// .silt/tmp, its shards included.
+func tempDownloads(t *testing.T, dir string) []string {
+	t.Helper()
+	var found []string
+	root := filepath.Join(dir, ".silt", "tmp")
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), "dl-") {
+			found = append(found, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
 }
 
 var errEOF = io.EOF

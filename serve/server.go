@@ -92,9 +92,7 @@ func New(ctx context.Context, sy *syncer.Syncer, cfg Config) *Server {
 		s.root = backend.Prefixed(sc.Backend, sc.Namespace)
 	}
 	s.base, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	if st, err := sy.Status(ctx, false); err == nil {
-		s.host.seenSeq = st.SeenSeq
-	}
+	s.host.seenSeq = sy.SeenSeq()
 	s.routes()
 	return s
 }

@@ -26,6 +26,7 @@ import (
 type installBatch struct {
 	mu   sync.Mutex
 	dirs map[string]bool // directories (cache-relative) known to exist
+	fds  dirFDs          // directories held open for new files (Linux)
 }
 
 func newInstallBatch() *installBatch { return &installBatch{dirs: map[string]bool{}} }
@@ -60,6 +61,7 @@ func (b *installBatch) forget(dir string) {
 	if b == nil {
 		return
 	}
+	b.fds.forget(dir)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for d := range b.dirs {
@@ -68,6 +70,9 @@ func (b *installBatch) forget(dir string) {
 		}
 	}
 }
+
+// close releases what the batch holds open; its installs are over.
+func (b *installBatch) close() { b.fds.close() }
 
 // fsyncEach reports whether an install in b fsyncs its own file.
 func (b *installBatch) fsyncEach() bool { return b == nil || !batchDurable }

@@ -119,6 +119,16 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 	return st, nil
 }
 
+// SeenSeq returns the highest manifest seq this cache has read or
+// written: Status's SeenSeq without Status's scan of every file record,
+// which costs about a second and 400 MB of allocations at a million
+// files.
+func (s *Syncer) SeenSeq() uint64 {
+	var seq uint64
+	_ = s.st.view(func(t stx) error { seq = t.metaUint(metaSeenSeq); return nil })
+	return seq
+}
+
 // HydrateFile downloads one file that a MetadataOnly pull left behind (or
 // any committed file), atomically. It returns false when the path has no
 // committed entry. A file already present locally is left as it is and

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/siltsync/silt/backend"
@@ -18,27 +17,7 @@ import (
 // pulled it.
 func intentCaches(t *testing.T, body string) (backend.Backend, string) {
 	t.Helper()
-	ctx := context.Background()
-	b, err := backend.Open(ctx, "mem://"+strings.ReplaceAll(t.Name(), "/", "-"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	w, err := Open(ctx, Config{Backend: b, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(w.Root(), "a.txt"), []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.MarkDirty("a.txt"); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := w.Push(ctx, PushOptions{}); err != nil || st.Files.Uploaded != 1 {
-		t.Fatalf("push: %+v, %v", st.Files, err)
-	}
-	w.Close()
-	return b, t.TempDir()
+	return commitFiles(t, map[string]string{"a.txt": body}), t.TempDir()
 }
 
 // crashAfterRename leaves in dir what a pull killed between the rename of

@@ -141,8 +141,15 @@ func (l *local) hash(p string) (sum string, lf localFile, err error) {
 // is w (see replace): a local edit made since the operation planned is
 // never lost. Alone (b nil) the file is durable when installIn returns;
 // in batch b it is durable once the batch is (see installBatch), and the
-// parent directories are created once per batch.
+// parent directories are created once per batch. A new file of a batch
+// goes through directories the batch holds open where the system allows
+// (installNew, Linux).
 func (l *local) installIn(b *installBatch, p string, r io.Reader, e index.Entry, w want) (installed, error) {
+	if !w.local.exists && !w.backup {
+		if in, handled, err := l.installNew(b, p, r, e); handled {
+			return in, err
+		}
+	}
 	parent := path.Dir(l.name(p))
 	if err := b.mkdirAll(l, parent); err != nil {
 		return installed{}, l.explain(p, err)
@@ -203,15 +210,21 @@ func (l *local) installIn(b *installBatch, p string, r io.Reader, e index.Entry,
 	}
 	renamed = moved
 	if err != nil {
-		var le *LocalEditError
-		if errors.As(err, &le) {
-			if fi, serr := l.dir.Lstat(l.name(p)); serr == nil && fi.IsDir() {
-				return installed{}, &index.PathError{Path: p, Reason: "a local directory is in the way"}
-			}
-		}
-		return installed{}, err
+		return installed{}, l.inTheWay(p, err)
 	}
 	return installed{lf: infoFile(fi), kept: kept}, nil
+}
+
+// inTheWay turns an install's *LocalEditError into the *index.PathError
+// it is when a local directory holds the path.
+func (l *local) inTheWay(p string, err error) error {
+	var le *LocalEditError
+	if errors.As(err, &le) {
+		if fi, serr := l.dir.Lstat(l.name(p)); serr == nil && fi.IsDir() {
+			return &index.PathError{Path: p, Reason: "a local directory is in the way"}
+		}
+	}
+	return err
 }
 
 // chmod sets or clears the executable bits of the file at p (all three,
@@ -261,11 +274,16 @@ func (l *local) pruneDirs(p string, within func(dir string) bool) {
 	}
 }
 
-// cleanTmp removes temporary downloads a killed pull left behind. It runs
+// cleanTmp removes temporary downloads a killed pull left behind, in
+// .silt/tmp and in its shards (.silt/tmp/0 to f, see installNew). It runs
 // at Open, while this process holds the state lock, so no download of
 // another process is in flight.
 func (l *local) cleanTmp() error {
-	entries, err := fs.ReadDir(l.dir.FS(), tmpDir)
+	return l.cleanTmpIn(tmpDir, true)
+}
+
+func (l *local) cleanTmpIn(dir string, top bool) error {
+	entries, err := fs.ReadDir(l.dir.FS(), dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -273,8 +291,14 @@ func (l *local) cleanTmp() error {
 		return err
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "dl-") {
-			if err := l.dir.Remove(tmpDir + "/" + e.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "dl-"):
+			if err := l.dir.Remove(dir + "/" + name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		case top && e.IsDir() && len(name) == 1 && strings.Contains("0123456789abcdef", name):
+			if err := l.cleanTmpIn(dir+"/"+name, false); err != nil {
 				return err
 			}
 		}

@@ -440,6 +440,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) (done []pul
 	if err != nil {
 		return nil, nil, err
 	}
+	defer bt.close()
 	fetched := map[string]bool{} // paths installed by a download
 	// settle records the outcome of one download: a corrupt or missing
 	// object is reported and the others go on.

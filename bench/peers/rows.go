@@ -83,8 +83,13 @@ var rows = []row{
 	{name: RowModelCold, desc: "pull of one model (11 files) into an empty copy", do: modelRows},
 	{name: RowColdDownload, desc: "pull of the whole tree into an empty copy", do: func(ctx context.Context, r *runner, st *state, run int, lat time.Duration) ([]Sample, error) {
 		c := st.main
+		// The copy stays until the size is done (runSize removes
+		// scrDir): deleting 10,000 files right before the next tool's
+		// run made that run pay for them, since ext4 skips inodes
+		// freed in the last minute or more when it allocates new ones
+		// (recently_deleted in find_inode_bit, 60% of the kernel's
+		// samples in such a run), and runs got slower one after another.
 		c.dir = filepath.Join(st.scrDir, "cold-download-"+strconv.Itoa(run))
-		defer os.RemoveAll(c.dir)
 		if err := r.bind(ctx, st, c); err != nil {
 			return nil, err
 		}
