@@ -177,26 +177,12 @@ func (l *local) installIn(b *installBatch, p string, r io.Reader, e index.Entry,
 			l.dir.Remove(tmp)
 		}
 	}()
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(r, e.Size+1))
-	if err == nil && b.fsyncEach() {
-		err = f.Sync()
-	}
-	// The temporary's stat is the installed file's: a rename or link keeps
-	// the inode, its size and mtime, and an edit landing after the rename
-	// then shows as a change against the record.
-	var fi fs.FileInfo
-	if err == nil {
-		fi, err = f.Stat()
-	}
+	fi, err := writeVerified(f, p, r, e, b.fsyncEach())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return installed{}, err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
-		return installed{}, &index.ObjectError{Path: p, SHA256: e.SHA256, Reason: "downloaded bytes hash to " + got, Err: index.ErrCorruptObject}
 	}
 	kept, moved, err := l.replace(p, tmp, w)
 	if errors.Is(err, fs.ErrNotExist) && b != nil {
@@ -213,6 +199,32 @@ func (l *local) installIn(b *installBatch, p string, r io.Reader, e index.Entry,
 		return installed{}, l.inTheWay(p, err)
 	}
 	return installed{lf: infoFile(fi), kept: kept}, nil
+}
+
+// writeVerified writes r into the temporary f (fsynced if fsync) and
+// returns f's stat once the bytes are checked against e: wrong bytes are
+// an *index.ObjectError matching index.ErrCorruptObject. The temporary's
+// stat is the installed file's: a rename or link keeps the inode, its
+// size and mtime, and an edit landing after the rename then shows as a
+// change against the record.
+func writeVerified(f *os.File, p string, r io.Reader, e index.Entry, fsync bool) (fs.FileInfo, error) {
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, e.Size+1)); err != nil {
+		return nil, err
+	}
+	if fsync {
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
+		return nil, &index.ObjectError{Path: p, SHA256: e.SHA256, Reason: "downloaded bytes hash to " + got, Err: index.ErrCorruptObject}
+	}
+	return fi, nil
 }
 
 // inTheWay turns an install's *LocalEditError into the *index.PathError

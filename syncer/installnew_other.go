@@ -14,7 +14,7 @@ type dirFDs struct{}
 func (*dirFDs) forget(string) {}
 func (*dirFDs) close()        {}
 
-// installNew is never the way here (no O_TMPFILE): handled is false.
+// installNew is never the way here (no renameat2): handled is false.
 func (l *local) installNew(*installBatch, string, io.Reader, index.Entry) (installed, bool, error) {
 	return installed{}, false, nil
 }

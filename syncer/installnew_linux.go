@@ -1,8 +1,6 @@
 package syncer
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -233,17 +231,7 @@ func (l *local) installNew(b *installBatch, p string, r io.Reader, e index.Entry
 			_ = unix.Unlinkat(td.fd, tmp, 0)
 		}
 	}()
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(f, h), io.LimitReader(r, e.Size+1))
-	var fi fs.FileInfo
-	if err == nil {
-		fi, err = f.Stat()
-	}
-	if err == nil {
-		if got := hex.EncodeToString(h.Sum(nil)); got != e.SHA256 {
-			err = &index.ObjectError{Path: p, SHA256: e.SHA256, Reason: "downloaded bytes hash to " + got, Err: index.ErrCorruptObject}
-		}
-	}
+	fi, err := writeVerified(f, p, r, e, b.fsyncEach())
 	if err != nil {
 		return installed{}, true, err
 	}
