@@ -12,6 +12,7 @@ import (
 	"github.com/siltsync/silt/backend/fs"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/index"
 )
 
 // envCommitRate runs issue 23's commit-rate table (8 writers; the pushes
@@ -38,6 +39,26 @@ func TestCommitRate_RateLimitedManifest_LosesNothingAndKeepsTheCap(t *testing.T)
 	}
 	if limit := int(res.Seconds/per.Seconds()) + 1; res.Commits > limit {
 		t.Fatalf("%d commits in %.2fs beat the one-object cap of %d", res.Commits, res.Seconds, limit)
+	}
+}
+
+// TestCommitRate_LogFormat_BeatsTheOneObjectCap is the same race in the
+// log format: each commit creates its own object, so commits are no
+// longer capped by one object's write rate (the hint, rewritten every
+// index.HintEvery commits, stays under it), and nothing is lost.
+func TestCommitRate_LogFormat_BeatsTheOneObjectCap(t *testing.T) {
+	const per = 100 * time.Millisecond // capped, 20 commits would take 2 s
+	store := backend.Production(wrap.MutationRate(mem.New(), wrap.RateConfig{Per: per}))
+	res, err := CommitRate(t.Context(), CommitRateConfig{Store: store, Writers: 4, Pushes: 5, Dir: t.TempDir(), Format: index.LogFormat})
+	if err != nil {
+		t.Fatalf("%+v: %v", res, err)
+	}
+	t.Logf("%+v", res)
+	if res.Lost != 0 || res.Failed != 0 || res.Commits != 20 {
+		t.Fatalf("lost %d, failed %d, commits %d: want 0, 0 and 20", res.Lost, res.Failed, res.Commits)
+	}
+	if limit := int(res.Seconds/per.Seconds()) + 1; res.Commits <= limit {
+		t.Fatalf("%d commits in %.2fs did not beat the one-object cap of %d", res.Commits, res.Seconds, limit)
 	}
 }
 
@@ -77,18 +98,20 @@ func TestCommitRate_Table(t *testing.T) {
 	if os.Getenv(envS3) != "" {
 		rows = append(rows, row{"versitygw", func(t *testing.T) backend.Backend { return openStore(t, "versitygw") }})
 	}
-	out := "| store | writers | pushes | failed | commits | seconds | commits/s | lost |\n|---|---|---|---|---|---|---|---|\n"
+	out := "| store | format | writers | pushes | failed | commits | seconds | commits/s | lost |\n|---|---|---|---|---|---|---|---|---|\n"
 	for _, r := range rows {
-		t.Run(r.name, func(t *testing.T) {
-			res, err := CommitRate(t.Context(), CommitRateConfig{Store: r.open(t), Writers: 8, Pushes: pushes, Dir: t.TempDir()})
-			if err != nil {
-				t.Fatalf("%+v: %v", res, err)
-			}
-			if res.FirstError != "" {
-				t.Logf("first failed push: %s", res.FirstError)
-			}
-			out += fmt.Sprintf("| %s | %d | %d | %d | %d | %.1f | %.2f | %d |\n", r.name, res.Writers, res.Pushes, res.Failed, res.Commits, res.Seconds, res.PerSecond, res.Lost)
-		})
+		for _, format := range []int{index.FormatVersion, index.LogFormat} {
+			t.Run(fmt.Sprintf("%s/format%d", r.name, format), func(t *testing.T) {
+				res, err := CommitRate(t.Context(), CommitRateConfig{Store: r.open(t), Writers: 8, Pushes: pushes, Dir: t.TempDir(), Format: format})
+				if err != nil {
+					t.Fatalf("%+v: %v", res, err)
+				}
+				if res.FirstError != "" {
+					t.Logf("first failed push: %s", res.FirstError)
+				}
+				out += fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %.1f | %.2f | %d |\n", r.name, format, res.Writers, res.Pushes, res.Failed, res.Commits, res.Seconds, res.PerSecond, res.Lost)
+			})
+		}
 	}
 	t.Log("\n" + out)
 }

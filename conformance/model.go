@@ -16,6 +16,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
 )
@@ -229,6 +230,8 @@ type modelRun struct {
 	// requires each to succeed (model_liveness.go).
 	live *liveness
 	gc   gcModel // the fake clock and what the concurrent gc needs (model_gc.go)
+	// format is the format the sequence's bucket is created in.
+	format int
 	// keepLazy makes pulls KeepLazy, as the command line's sync does
 	// (actSync sets it around its pull).
 	keepLazy bool
@@ -237,6 +240,8 @@ type modelRun struct {
 func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served bool) *modelRun {
 	m := &modelRun{t: t, ctx: context.Background(), shared: shared, concurrent: concurrent, served: served, store: store, written: map[string]map[string]bool{}}
 	m.store = m.gc.init(store)
+	format := modelFormat(t)
+	m.format = format
 	n := rapid.IntRange(2, 4).Draw(t, "caches")
 	for i := range n {
 		dir, err := os.MkdirTemp("", "silt-model-")
@@ -255,6 +260,9 @@ func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served b
 			Lazy: serve.DefaultLazy, // the layout the oracle predicts MetadataOnly pulls by
 			// Small packs, so both storage paths and multi-pack pushes occur.
 			PackThreshold: modelPackThreshold, PackSize: modelPackSize,
+			// The bucket's format, drawn per sequence; observations of a
+			// log bucket are measured on the model's clock, as gc's ages.
+			Format: format, Now: m.gc.clock.Now,
 		}
 		m.open(c)
 		t.Cleanup(func() {
@@ -326,3 +334,25 @@ func (m *modelRun) logf(format string, args ...any) {
 
 // sequence is the steps so far, one line, as a failure reports it.
 func (m *modelRun) sequence() string { return strings.Join(m.log, "; ") }
+
+// modelFormat draws the remote format a sequence's bucket is created in:
+// version 3 (the manifest's compare-and-swap) or the log (index.LogFormat),
+// or the one SILT_MODEL_FORMAT names (3 or 4).
+func modelFormat(t *rapid.T) int {
+	if f := envFormat(); f != 0 {
+		return f
+	}
+	return rapid.SampledFrom([]int{index.FormatVersion, index.LogFormat}).Draw(t, "format")
+}
+
+// envFormat is the format SILT_MODEL_FORMAT names (3 or 4), or 0: the
+// crash sweep and the linearizability checks create their buckets in it.
+func envFormat() int {
+	switch os.Getenv("SILT_MODEL_FORMAT") {
+	case "3":
+		return index.FormatVersion
+	case "4":
+		return index.LogFormat
+	}
+	return 0
+}

@@ -54,6 +54,13 @@ type CommitOptions struct {
 	// nil means ReadManifest. The engine passes its own, which checks for
 	// rollback and answers from its cache when nothing changed.
 	Read func(ctx context.Context) (Head, error)
+	// Format is the format of a bucket this commit creates: LogFormat
+	// makes its first commit create a log (FORMAT.md, "Format 4: the
+	// log"); 0 means FormatVersion. An existing bucket keeps its own.
+	Format int
+	// Now is the clock log observations are measured by; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // CommitResult is what a Commit did.
@@ -90,9 +97,13 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 	if attempts <= 0 {
 		attempts = DefaultCommitAttempts
 	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
 	read := opts.Read
 	if read == nil {
-		read = func(ctx context.Context) (Head, error) { return ReadManifest(ctx, b, backend.GetOptions{}) }
+		read = func(ctx context.Context) (Head, error) { return readHead(ctx, b, backend.GetOptions{}, now) }
 	}
 	caps := b.Capabilities()
 	pacedWait := opts.PacedWait
@@ -103,11 +114,29 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 	var lost, unknown, paced int
 	var last error
 	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
+		if attempt > 0 || base.IsLog() && !base.fresh(now()) {
 			var err error
 			if base, err = read(ctx); err != nil {
 				return CommitResult{Attempts: attempt}, err
 			}
+		}
+		if base.Version == "" && opts.Format >= LogFormat && caps.ConditionalPut {
+			g, err := createLog(ctx, b, now)
+			switch {
+			case backend.IsPrecondition(err): // another writer created the bucket
+				lost++
+				last = err
+				if attempt+1 >= attempts {
+					return CommitResult{Attempts: attempt + 1}, fmt.Errorf("%w (%d attempts; last: %w)", ErrCommitContention, attempt+1, last)
+				}
+				if err := backoff.Sleep(ctx, Backoff(attempt, 0)); err != nil {
+					return CommitResult{Attempts: attempt + 1}, err
+				}
+				continue
+			case err != nil:
+				return CommitResult{Attempts: attempt}, err
+			}
+			base = g
 		}
 		p, err := build(ctx, base)
 		if err != nil {
@@ -118,6 +147,36 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 		}
 		if want := base.Manifest.Seq + 1; base.Version != "" && p.Next.Seq != want {
 			return CommitResult{Attempts: attempt}, fmt.Errorf("commit: proposed seq %d on base %d (want %d)", p.Next.Seq, base.Manifest.Seq, want)
+		}
+		if base.IsLog() {
+			if p.Write != nil {
+				if err := p.Write(ctx); err != nil {
+					return CommitResult{Attempts: attempt}, err
+				}
+			}
+			h, err := commitLog(ctx, b, base, p.Next, now)
+			switch {
+			case err == nil:
+				return CommitResult{Head: h, Attempts: attempt + 1}, nil
+			case ctx.Err() != nil:
+				return CommitResult{Attempts: attempt + 1}, ctx.Err()
+			case backend.IsPrecondition(err) || errors.Is(err, errLogStale):
+				lost++
+			case backend.IsRetryable(err) || errors.Is(err, backend.ErrOutcomeUnknown):
+				unknown++
+			default:
+				return CommitResult{Attempts: attempt + 1}, fmt.Errorf("write log entry %d: %w", p.Next.Seq, err)
+			}
+			last = err
+			if attempt+1 >= attempts {
+				why := fmt.Sprintf("%d attempts: %d lost races, %d unknown outcomes", attempt+1, lost, unknown)
+				return CommitResult{Attempts: attempt + 1}, fmt.Errorf("%w (%s; last: %w)", ErrCommitContention, why, last)
+			}
+			// Each seq is its own key: no per-key limit paces the retries.
+			if err := backoff.Sleep(ctx, Backoff(attempt, 0)); err != nil {
+				return CommitResult{Attempts: attempt + 1}, err
+			}
+			continue
 		}
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() error { return WriteHistory(gctx, b, base) })
@@ -146,7 +205,7 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 			// there means it did not; anything else is a lost race (or
 			// ours landed and was superseded: the rebuild finds its
 			// changes already in the base).
-			cur, rerr := ReadManifest(ctx, b, backend.GetOptions{})
+			cur, rerr := readHead(ctx, b, backend.GetOptions{}, now)
 			switch {
 			case rerr == nil && bytes.Equal(cur.Data, data):
 				info, err = cur.Info, nil

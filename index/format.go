@@ -11,10 +11,20 @@ import (
 	"strings"
 )
 
-// FormatVersion is the remote format this package writes; see FORMAT.md.
-// It reads MinFormatVersion up to FormatVersion. A larger format is refused
-// with ErrNewerFormat, format 1 with ErrOlderFormat.
+// FormatVersion is the remote format this package writes to a bucket
+// whose manifest is its commit point; see FORMAT.md. A bucket created in
+// LogFormat is written in LogFormat. It reads MinFormatVersion up to
+// MaxFormatVersion. A larger format is refused with ErrNewerFormat,
+// format 1 with ErrOlderFormat.
 const FormatVersion = 3
+
+// LogFormat is the format of a bucket whose commit point is the
+// create-if-absent of a log entry (FORMAT.md, "Format 4: the log"): its
+// manifest.json is a hint, and its log entries are the manifests.
+const LogFormat = 4
+
+// MaxFormatVersion is the newest format this package reads and writes.
+const MaxFormatVersion = LogFormat
 
 // MinFormatVersion is the oldest format this package reads: format 2 is
 // format 3 without packs, so a format-2 bucket is read as it is and becomes
@@ -28,6 +38,7 @@ const (
 	ObjectsPrefix   = InternalDir + "/objects/"
 	PacksPrefix     = InternalDir + "/packs/"
 	HistoryPrefix   = InternalDir + "/manifests/"
+	LogPrefix       = InternalDir + "/log/"
 	ControlPrefix   = InternalDir + "/control/"
 	TmpPrefix       = InternalDir + "/tmp/"
 	LocksPrefix     = InternalDir + "/locks/" // lock objects (package lock) of the CLI, silt serve and hosts
@@ -64,8 +75,19 @@ func HistoryKey(seq uint64) string {
 }
 
 // ParseHistoryKey returns the seq a history key names.
-func ParseHistoryKey(key string) (uint64, bool) {
-	s, ok := strings.CutPrefix(key, HistoryPrefix)
+func ParseHistoryKey(key string) (uint64, bool) { return parseSeqKey(HistoryPrefix, key) }
+
+// LogKey names the log entry of seq in a LogFormat bucket: the manifest
+// committed at seq, created once.
+func LogKey(seq uint64) string {
+	return fmt.Sprintf("%s%0*d%s", LogPrefix, historySeqWidth, seq, historySuffix)
+}
+
+// ParseLogKey returns the seq a log key names.
+func ParseLogKey(key string) (uint64, bool) { return parseSeqKey(LogPrefix, key) }
+
+func parseSeqKey(prefix, key string) (uint64, bool) {
+	s, ok := strings.CutPrefix(key, prefix)
 	if !ok {
 		return 0, false
 	}
@@ -133,6 +155,10 @@ type Manifest struct {
 	// later one. 0 means not recorded (omitted; readers that predate it
 	// ignore it).
 	ShardMaxEntries int `json:"shard_max_entries,omitempty"`
+	// Prev, in a LogFormat log entry past seq 1, is the sha256 of the
+	// bytes of the entry at seq-1: a reader reading forward checks that
+	// each entry builds on the one it holds, so a forked log is refused.
+	Prev string `json:"prev,omitempty"`
 }
 
 // manifestWire decodes a manifest, seeing whether shard_max_entries is
@@ -186,8 +212,8 @@ func encodeShard(entries map[string]Entry, salt string) ([]byte, string) {
 
 func checkFormat(key string, format int) error {
 	switch {
-	case format > FormatVersion:
-		return &FormatError{Key: key, Reason: fmt.Sprintf("format %d, this silt reads %d", format, FormatVersion), Err: ErrNewerFormat}
+	case format > MaxFormatVersion:
+		return &FormatError{Key: key, Reason: fmt.Sprintf("format %d, this silt reads up to %d", format, MaxFormatVersion), Err: ErrNewerFormat}
 	case format >= MinFormatVersion:
 		return nil
 	case format == 1:
@@ -275,6 +301,9 @@ func DecodeManifest(key string, data []byte) (*Manifest, error) {
 	}
 	if err := m.check(); err != nil {
 		return nil, corrupt(key, "%v", err)
+	}
+	if m.Prev != "" && (m.Format < LogFormat || !ValidSHA256(m.Prev)) {
+		return nil, corrupt(key, "bad prev %q", m.Prev)
 	}
 	if m.Seq > MaxSeq {
 		return nil, &FormatError{Key: key, Reason: fmt.Sprintf("seq %d is above MaxSeq %d", m.Seq, uint64(MaxSeq)), Err: ErrCorruptIndex}

@@ -103,7 +103,8 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 		now = opts.Now
 	}
 	rep := GCReport{DryRun: opts.DryRun, Roots: []uint64{}, Shards: []GCObject{}, Data: []GCObject{}, Packs: []GCObject{}, History: []GCObject{}}
-	cutoff := now().Add(-opts.OlderThan)
+	start := now()
+	cutoff := start.Add(-opts.OlderThan)
 	young := func(t time.Time) bool {
 		return opts.OlderThan > 0 && (t.IsZero() || t.After(cutoff))
 	}
@@ -111,7 +112,7 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 		if below == 0 {
 			below = DefaultRepackBelow
 		}
-		rr, err := Repack(ctx, b, below)
+		rr, err := repack(ctx, b, below, now)
 		if err != nil {
 			return rep, fmt.Errorf("gc: %w", err)
 		}
@@ -121,9 +122,12 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 		rep.Repack.Packs = []GCObject{}
 	}
 	marks := gcMarks{objects: map[string]bool{}, shards: map[string]bool{}, seqs: map[uint64]bool{}}
-	first, err := ReadManifest(ctx, b, backend.GetOptions{})
+	first, err := readHead(ctx, b, backend.GetOptions{}, now)
 	if err != nil {
 		return rep, fmt.Errorf("gc: %w", err)
+	}
+	if first.IsLog() {
+		return gcLog(ctx, b, opts, now, start, young, rep, first, &marks)
 	}
 	if first.Version == "" {
 		// No manifest was read, so nothing is provably unreachable: the
@@ -134,17 +138,7 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 	if err := marks.add(ctx, b, first); err != nil {
 		return rep, err
 	}
-	list := func(prefix string) ([]backend.ObjectInfo, error) {
-		var out []backend.ObjectInfo
-		err := b.List(ctx, prefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
-			out = append(out, page...)
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("gc: list %s: %w", prefix, err)
-		}
-		return out, nil
-	}
+	list := func(prefix string) ([]backend.ObjectInfo, error) { return listAll(ctx, b, prefix) }
 	hist, err := list(HistoryPrefix)
 	if err != nil {
 		return rep, err
@@ -163,7 +157,7 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 	}
 	// A commit may have landed during the listing: what it references is
 	// kept too.
-	second, err := ReadManifest(ctx, b, backend.GetOptions{})
+	second, err := readHead(ctx, b, backend.GetOptions{}, now)
 	if err != nil {
 		return rep, fmt.Errorf("gc: %w", err)
 	}
@@ -232,23 +226,7 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 	slices.Sort(rep.Roots)
 
 	sweep := func(cands []backend.ObjectInfo, referenced func(key string) bool, out *[]GCObject) error {
-		for _, o := range cands {
-			if referenced(o.Key) {
-				continue
-			}
-			if young(o.ModTime) {
-				rep.Recent++
-				continue
-			}
-			if !opts.DryRun {
-				if err := b.Delete(ctx, o.Key, backend.Cond{}); err != nil && !backend.IsNotExist(err) {
-					return fmt.Errorf("gc: delete %q: %w", o.Key, err)
-				}
-			}
-			*out = append(*out, GCObject{Key: o.Key, Size: o.Size, ModTime: o.ModTime})
-			rep.Bytes += o.Size
-		}
-		return nil
+		return rep.sweep(ctx, b, opts.DryRun, young, cands, referenced, out)
 	}
 	// History copies go first: a snapshot leaves the log before any data
 	// only it references, so a GC killed between its sweeps leaves no
@@ -256,19 +234,57 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 	if err := sweep(oldHist, func(string) bool { return false }, &rep.History); err != nil {
 		return rep, err
 	}
-	if err := sweep(shards, func(k string) bool { return marks.shards[k] }, &rep.Shards); err != nil {
-		return rep, err
+	return rep, rep.sweepData(ctx, b, opts.DryRun, young, &marks, shards, objects, packs)
+}
+
+// sweepData deletes the shards, objects and packs no root marked and
+// older than the grace period, in that order.
+func (rep *GCReport) sweepData(ctx context.Context, b backend.Backend, dryRun bool, young func(time.Time) bool, marks *gcMarks, shards, objects, packs []backend.ObjectInfo) error {
+	if err := rep.sweep(ctx, b, dryRun, young, shards, func(k string) bool { return marks.shards[k] }, &rep.Shards); err != nil {
+		return err
 	}
 	// The empty object is never deleted: a writer may always deduplicate
 	// against it (it cannot be re-stored under a fresh name).
 	empty := ObjectKey(emptySHA256)
-	if err := sweep(objects, func(k string) bool { return marks.objects[k] || k == empty }, &rep.Data); err != nil {
-		return rep, err
+	if err := rep.sweep(ctx, b, dryRun, young, objects, func(k string) bool { return marks.objects[k] || k == empty }, &rep.Data); err != nil {
+		return err
 	}
-	if err := sweep(packs, func(k string) bool { return marks.objects[k] }, &rep.Packs); err != nil {
-		return rep, err
+	return rep.sweep(ctx, b, dryRun, young, packs, func(k string) bool { return marks.objects[k] }, &rep.Packs)
+}
+
+// sweep deletes the candidates not referenced and not young, one by one,
+// in the order given, and reports them in out.
+func (rep *GCReport) sweep(ctx context.Context, b backend.Backend, dryRun bool, young func(time.Time) bool, cands []backend.ObjectInfo, referenced func(key string) bool, out *[]GCObject) error {
+	for _, o := range cands {
+		if referenced(o.Key) {
+			continue
+		}
+		if young(o.ModTime) {
+			rep.Recent++
+			continue
+		}
+		if !dryRun {
+			if err := b.Delete(ctx, o.Key, backend.Cond{}); err != nil && !backend.IsNotExist(err) {
+				return fmt.Errorf("gc: delete %q: %w", o.Key, err)
+			}
+		}
+		*out = append(*out, GCObject{Key: o.Key, Size: o.Size, ModTime: o.ModTime})
+		rep.Bytes += o.Size
 	}
-	return rep, nil
+	return nil
+}
+
+// listAll lists every key under prefix.
+func listAll(ctx context.Context, b backend.Backend, prefix string) ([]backend.ObjectInfo, error) {
+	var out []backend.ObjectInfo
+	err := b.List(ctx, prefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
+		out = append(out, page...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gc: list %s: %w", prefix, err)
+	}
+	return out, nil
 }
 
 // emptySHA256 is the sha256 of no bytes.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -48,10 +49,27 @@ func readBounded(ctx context.Context, b backend.Backend, key string, opts backen
 // history prefix, sent only when the manifest is absent. Anything
 // unreadable is an error too. With opts.IfNoneMatch set, an unchanged
 // manifest is backend.ErrNotModified.
+//
+// In a LogFormat bucket the manifest is a hint: the head is found by
+// reading the log forward from it (FORMAT.md, "Format 4: the log"), and
+// opts.IfNoneMatch may be the version of a log head read earlier.
 func ReadManifest(ctx context.Context, b backend.Backend, opts backend.GetOptions) (Head, error) {
+	if seq, _, ok := parseLogVersion(opts.IfNoneMatch); ok {
+		known := Head{Manifest: &Manifest{Format: LogFormat, Seq: seq}, Version: opts.IfNoneMatch}
+		return ReadHeadSince(ctx, b, known, time.Now)
+	}
+	return readHead(ctx, b, opts, time.Now)
+}
+
+func readHead(ctx context.Context, b backend.Backend, opts backend.GetOptions, now func() time.Time) (Head, error) {
 	data, info, err := readBounded(ctx, b, ManifestKey, opts, MaxManifestBytes)
 	if backend.IsNotExist(err) {
-		if err := checkNoHistory(ctx, b); err != nil {
+		err := checkNoHistory(ctx, b)
+		if errors.Is(err, errLogMarker) {
+			h, _, err := resolveByList(ctx, b, now)
+			return h, err
+		}
+		if err != nil {
 			return Head{}, err
 		}
 		return Head{Manifest: Empty()}, nil
@@ -60,11 +78,26 @@ func ReadManifest(ctx context.Context, b backend.Backend, opts backend.GetOption
 		return Head{}, fmt.Errorf("read manifest: %w", err)
 	}
 	m, err := DecodeManifest(ManifestKey, data)
+	if errors.Is(err, ErrCorruptIndex) {
+		// In a log bucket a damaged hint is only a lost hint.
+		if log, lerr := isLogMarker(ctx, b); lerr == nil && log {
+			h, _, err := resolveByList(ctx, b, now)
+			return h, err
+		}
+	}
 	if err != nil {
 		return Head{}, err
 	}
+	if m.Format >= LogFormat {
+		h, _, err := walkLog(ctx, b, Head{Manifest: m, Data: data, Version: logVersion(m.Seq, time.Time{}), Info: info}, now)
+		return h, err
+	}
 	return Head{Manifest: m, Data: data, Version: info.Version, Info: info}, nil
 }
+
+// errLogMarker is checkNoHistory's answer when the history holds only the
+// marker of a LogFormat bucket: its hint is gone, its log is not.
+var errLogMarker = errors.New("log bucket")
 
 // ErrManifestMissing is returned (wrapped in a *ManifestMissingError) when
 // the manifest is absent but history copies prove that commits were made:
@@ -95,7 +128,10 @@ var errFound = errors.New("found")
 func checkNoHistory(ctx context.Context, b backend.Backend) error {
 	err := b.List(ctx, HistoryPrefix, backend.ListOptions{PageSize: 1}, func(page []backend.ObjectInfo) error {
 		for _, o := range page {
-			if _, ok := ParseHistoryKey(o.Key); ok {
+			if seq, ok := ParseHistoryKey(o.Key); ok {
+				if seq == genesisSeq {
+					return errLogMarker
+				}
 				return errFound
 			}
 		}
@@ -103,6 +139,9 @@ func checkNoHistory(ctx context.Context, b backend.Backend) error {
 	})
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, errLogMarker) {
+		return err
 	}
 	if !errors.Is(err, errFound) {
 		return fmt.Errorf("read manifest: it is absent, and listing its history failed: %w", err)

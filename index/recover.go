@@ -69,6 +69,14 @@ type RecoverReport struct {
 func Recover(ctx context.Context, b backend.Backend, opts RecoverOptions) (RecoverReport, error) {
 	rep := RecoverReport{DryRun: opts.DryRun, Skipped: []RecoverSkip{}}
 	cur, curErr := readCurrentRaw(ctx, b)
+	if curErr == nil && cur.IsLog() {
+		return recoverLog(ctx, b, opts, rep)
+	}
+	if curErr == nil && cur.Version == "" || errors.Is(curErr, errUnreadable) {
+		if log, err := isLogMarker(ctx, b); err == nil && log {
+			return recoverLog(ctx, b, opts, rep)
+		}
+	}
 	switch {
 	case curErr == nil && cur.Version == "":
 		rep.Manifest = "missing"
@@ -137,23 +145,11 @@ func Recover(ctx context.Context, b backend.Backend, opts RecoverOptions) (Recov
 	if top >= MaxSeq {
 		return rep, fmt.Errorf("recover: seq %d is at MaxSeq: %w", top, ErrCorruptIndex)
 	}
-	next := &Manifest{Format: FormatVersion, Seq: top + 1, Shards: slices.Clone(m.Shards), Fences: maps.Clone(m.Fences), ShardMaxEntries: m.ShardMaxEntries}
-	if curOK && next.ShardMaxEntries == 0 {
-		// A snapshot from before the bound was recorded keeps the
-		// bucket's policy: the one its current manifest records.
-		next.ShardMaxEntries = cur.Manifest.ShardMaxEntries
-	}
+	var curM *Manifest
 	if curOK {
-		// A lock holder fenced out before the recovery stays fenced out.
-		for k, tok := range cur.Manifest.Fences {
-			if tok > next.Fences[k] {
-				if next.Fences == nil {
-					next.Fences = map[string]uint64{}
-				}
-				next.Fences[k] = tok
-			}
-		}
+		curM = cur.Manifest
 	}
+	next := recovered(m, curM, top+1)
 	if opts.DryRun {
 		return rep, nil
 	}
@@ -167,6 +163,30 @@ func Recover(ctx context.Context, b backend.Backend, opts RecoverOptions) (Recov
 	}
 	rep.Seq = next.Seq
 	return rep, nil
+}
+
+// recovered is the manifest at seq that re-commits snapshot m over cur
+// (nil when there is no readable current manifest).
+func recovered(m, cur *Manifest, seq uint64) *Manifest {
+	next := &Manifest{Format: FormatVersion, Seq: seq, Shards: slices.Clone(m.Shards), Fences: maps.Clone(m.Fences), ShardMaxEntries: m.ShardMaxEntries}
+	if cur == nil {
+		return next
+	}
+	if next.ShardMaxEntries == 0 {
+		// A snapshot from before the bound was recorded keeps the
+		// bucket's policy: the one its current manifest records.
+		next.ShardMaxEntries = cur.ShardMaxEntries
+	}
+	// A lock holder fenced out before the recovery stays fenced out.
+	for k, tok := range cur.Fences {
+		if tok > next.Fences[k] {
+			if next.Fences == nil {
+				next.Fences = map[string]uint64{}
+			}
+			next.Fences[k] = tok
+		}
+	}
+	return next
 }
 
 // errUnreadable marks a manifest that is there but cannot be decoded.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -59,6 +60,10 @@ type spot struct {
 // is ever lost, and the old packs stay until GC sweeps them past the grace
 // period. Stores without compare-and-swap are not repacked.
 func Repack(ctx context.Context, b backend.Backend, below float64) (RepackReport, error) {
+	return repack(ctx, b, below, time.Now)
+}
+
+func repack(ctx context.Context, b backend.Backend, below float64, now func() time.Time) (RepackReport, error) {
 	var rep RepackReport
 	if !b.Capabilities().ConditionalPut || below <= 0 {
 		return rep, nil
@@ -73,7 +78,7 @@ func Repack(ctx context.Context, b backend.Backend, below float64) (RepackReport
 	if err != nil {
 		return rep, fmt.Errorf("repack: list: %w", err)
 	}
-	head, err := ReadManifest(ctx, b, backend.GetOptions{})
+	head, err := readHead(ctx, b, backend.GetOptions{}, now)
 	if err != nil {
 		return rep, fmt.Errorf("repack: %w", err)
 	}
@@ -81,7 +86,7 @@ func Repack(ctx context.Context, b backend.Backend, below float64) (RepackReport
 		rep = RepackReport{}
 		return repackOnce(ctx, b, head, below, sizes, &rep)
 	}
-	res, err := Commit(ctx, b, head, build, CommitOptions{Attempts: repackAttempts})
+	res, err := Commit(ctx, b, head, build, CommitOptions{Attempts: repackAttempts, Now: now})
 	switch {
 	case errors.Is(err, ErrCommitContention):
 		// Lost every race: nothing is lost, a later GC tries again.

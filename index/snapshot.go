@@ -48,7 +48,11 @@ func OpenSnapshotAt(ctx context.Context, b backend.Backend, seq uint64) (*Snapsh
 	if seq > cur.head.Manifest.Seq {
 		return nil, fmt.Errorf("snapshot %d: %w (current seq is %d)", seq, backend.ErrNotExist, cur.head.Manifest.Seq)
 	}
-	h, err := ReadHistory(ctx, b, seq)
+	read := ReadHistory
+	if cur.head.IsLog() {
+		read = ReadLogEntry
+	}
+	h, err := read(ctx, b, seq)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %d: %w", seq, err)
 	}
@@ -281,6 +285,9 @@ func Log(ctx context.Context, b backend.Backend) ([]LogEntry, error) {
 	if cur.Version != "" {
 		out = append(out, LogEntry{Seq: cur.Manifest.Seq, Entries: cur.Manifest.Entries(), Shards: len(cur.Manifest.Shards), Current: true})
 	}
+	if cur.IsLog() {
+		return logEntries(ctx, b, cur, out)
+	}
 	var hist []backend.ObjectInfo
 	err = b.List(ctx, HistoryPrefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
 		hist = append(hist, page...)
@@ -303,6 +310,29 @@ func Log(ctx context.Context, b backend.Backend) ([]LogEntry, error) {
 			return nil, err
 		}
 		out = append(out, LogEntry{Seq: seq, Entries: h.Manifest.Entries(), Shards: len(h.Manifest.Shards), Superseded: o.ModTime})
+	}
+	return out, nil
+}
+
+// logEntries appends the log entries below cur, newest first; an entry
+// was superseded when its successor was written.
+func logEntries(ctx context.Context, b backend.Backend, cur Head, out []LogEntry) ([]LogEntry, error) {
+	seqs, at, err := logSeqs(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	for _, seq := range slices.Backward(seqs) {
+		if seq >= cur.Manifest.Seq {
+			continue
+		}
+		h, err := ReadLogEntry(ctx, b, seq)
+		if backend.IsNotExist(err) {
+			continue // collected meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, LogEntry{Seq: seq, Entries: h.Manifest.Entries(), Shards: len(h.Manifest.Shards), Superseded: at[seq+1].ModTime})
 	}
 	return out, nil
 }

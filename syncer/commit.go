@@ -116,6 +116,8 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 	cr, err := index.Commit(ctx, b, *first, build, index.CommitOptions{
 		Attempts: s.cfg.CommitAttempts,
 		Read:     func(ctx context.Context) (index.Head, error) { return s.readManifest(ctx, b) },
+		Format:   s.cfg.Format,
+		Now:      s.cfg.Now,
 	})
 	if err != nil {
 		return commitResult{}, err

@@ -210,7 +210,7 @@ func TestGC_Repack_LowLiveShare_RewrittenThenSwept(t *testing.T) {
 }
 
 // A format-2 bucket is read as it is and becomes format 3 at the next
-// commit; format 1 and format 4 are refused, changing nothing.
+// commit; format 1 and format 5 are refused, changing nothing.
 func TestSyncer_Pull_FormatVersions_2ReadAnd3Written(t *testing.T) {
 	ctx := context.Background()
 	put := func(b backend.Backend, key string, data []byte) {
@@ -243,7 +243,7 @@ func TestSyncer_Pull_FormatVersions_2ReadAnd3Written(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(data), `{"format":3,`) {
 		t.Fatalf("manifest after a push: %.20s (%v), want format 3", data, err)
 	}
-	for format, want := range map[int]error{1: index.ErrOlderFormat, 4: index.ErrNewerFormat} {
+	for format, want := range map[int]error{1: index.ErrOlderFormat, 5: index.ErrNewerFormat} {
 		_, err := openCache(t, bucket(format)).Pull(ctx, syncer.PullOptions{})
 		if !errors.Is(err, want) {
 			t.Errorf("pull of a format-%d bucket: %v, want %v", format, err, want)

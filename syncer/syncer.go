@@ -55,6 +55,16 @@ type Config struct {
 	DirtyCap int
 	// CommitAttempts bounds compare-and-swap retries of one commit.
 	CommitAttempts int
+	// Format is the remote format of a bucket (or namespace) this cache
+	// creates: index.LogFormat makes its commit point the log (FORMAT.md,
+	// "Format 4: the log"), for commit rates above a store's per-object
+	// write limit; 0 means index.FormatVersion. A bucket that exists
+	// keeps its own format.
+	Format int
+	// Now is the clock a log bucket's observations are measured by (how
+	// long an absent next entry proves nothing newer); nil means
+	// time.Now. Tests that move a fake clock pass it here.
+	Now func() time.Time
 	// PackThreshold is the size under which a push packs a file with
 	// others into one pack object instead of storing it alone (FORMAT.md,
 	// "Packs"); 0 means DefaultPackThreshold, negative packs nothing.
@@ -180,6 +190,12 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	}
 	if cfg.CommitAttempts <= 0 {
 		cfg.CommitAttempts = DefaultCommitAttempts
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if f := cfg.Format; f != 0 && f != index.FormatVersion && f != index.LogFormat {
+		return nil, fmt.Errorf("syncer: format %d: this silt writes %d and %d", f, index.FormatVersion, index.LogFormat)
 	}
 	if cfg.PackThreshold == 0 {
 		cfg.PackThreshold = DefaultPackThreshold

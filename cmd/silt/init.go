@@ -26,7 +26,13 @@ import (
 type binding struct {
 	URL       string `json:"url"`
 	Namespace string `json:"namespace,omitempty"`
+	// Format is the remote format of a bucket this cache creates
+	// (syncer.Config.Format); 0 is version 3. A bucket keeps its own.
+	Format int `json:"format,omitempty"`
 }
+
+// sameBucket reports whether two bindings name one bucket and namespace.
+func (b binding) sameBucket(o binding) bool { return b.URL == o.URL && b.Namespace == o.Namespace }
 
 const configFile = "config.json"
 
@@ -231,8 +237,11 @@ func setupInit(c *cli, fs *flag.FlagSet) runFunc {
 	adopt := fs.Bool("adopt", false, "the directory holds files: bind and take them as the cache's state. Files equal to the bucket's are recorded as in sync; "+
 		"a file that differs is kept and marked to win at the next push (as silt resolve --keep-local); files only here are pushed by the next push; "+
 		"files only in the bucket are downloaded now. Nothing is uploaded until silt push")
+	format := fs.Int("format", 0, "the remote format if this cache creates the bucket: 3 (the default: commits by compare-and-swap of the manifest) "+
+		"or 4 (the log: each commit its own object, so commits are not capped by a store's per-object write limit, about 1/s on GCS; "+
+		"a silt that predates it refuses the bucket). An existing bucket keeps its format")
 	return func(ctx context.Context, pos []string) error {
-		return runInit(ctx, c, initFlags{*dir, *ns, *force, *pushExisting, *adopt}, pos[0])
+		return runInit(ctx, c, initFlags{*dir, *ns, *force, *pushExisting, *adopt, *format}, pos[0])
 	}
 }
 
@@ -240,6 +249,7 @@ func setupInit(c *cli, fs *flag.FlagSet) runFunc {
 type initFlags struct {
 	dir, ns                    string
 	force, pushExisting, adopt bool
+	format                     int
 }
 
 func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
@@ -257,7 +267,12 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	cfg := binding{URL: u, Namespace: *ns}
+	cfg := binding{URL: u, Namespace: *ns, Format: f.format}
+	switch f.format {
+	case 0, index.FormatVersion, index.LogFormat:
+	default:
+		return usagef("--format %d: want %d or %d", f.format, index.FormatVersion, index.LogFormat)
+	}
 	if cfg.Namespace != "" {
 		if err := namespace.Validate(cfg.Namespace); err != nil {
 			return usagef("--namespace: %v", err)
@@ -270,13 +285,16 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 		}
 	}
 	old, oldErr := readBinding(*dir)
-	if oldErr == nil && old != cfg && !*force {
+	if oldErr == nil && cfg.Format == 0 {
+		cfg.Format = old.Format // init again keeps the format it was given
+	}
+	if oldErr == nil && !old.sameBucket(cfg) && !*force {
 		return &refusedError{
 			msg:  fmt.Sprintf("%s is already bound to %s (namespace %q)", *dir, redactURL(old.URL), old.Namespace),
 			hint: "binding a synced cache to another bucket mixes their files; use a new directory, or --force",
 		}
 	}
-	rebind := oldErr == nil && old == cfg // init again: its files are the cache's already
+	rebind := oldErr == nil && old.sameBucket(cfg) // init again: its files are the cache's already
 	b, err := openURL(ctx, cfg.URL)
 	if err != nil {
 		return err
@@ -305,7 +323,7 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 		return &refusedError{msg: fmt.Sprintf("%s is in use by %s", *dir, owner),
 			hint: "stop it (or let it finish), then run silt init again"}
 	}
-	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: *dir, Namespace: cfg.Namespace})
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: *dir, Namespace: cfg.Namespace, Format: cfg.Format})
 	if err != nil {
 		if owner := servedBy(ctx, *dir); owner != "" && errors.Is(err, syncer.ErrBusy) {
 			err = fmt.Errorf("%w (held by %s)", err, owner)

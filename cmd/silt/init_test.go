@@ -104,3 +104,33 @@ func TestInit_Adopt_EqualInSyncDifferingKeptLocalOnlyPushedNext(t *testing.T) {
 		t.Errorf("diff in the bucket after push = %q, want the adopted local copy", r.stdout)
 	}
 }
+
+// TestInit_Format4_CreatesALogBucket checks --format 4: the first push
+// creates the bucket as a log (.silt/log/, the commit point), the binding
+// keeps the format for later commands, a second cache reads it with no
+// flag, and a format silt does not write is a usage error.
+func TestInit_Format4_CreatesALogBucket(t *testing.T) {
+	root := t.TempDir()
+	bucketDir := filepath.Join(root, "bucket")
+	bucket := fileURL(bucketDir)
+	a := filepath.Join(root, "a")
+	write(t, a, "f", "one")
+	ok(t, "init", "--format", "4", "--push-existing", "--dir", a, bucket)
+	if _, err := os.Stat(filepath.Join(bucketDir, ".silt", "log", "00000000000000000001.json")); err != nil {
+		t.Fatalf("no log entry after init --format 4: %v", err)
+	}
+	write(t, a, "f", "two")
+	ok(t, "push", "--dir", a)
+	if _, err := os.Stat(filepath.Join(bucketDir, ".silt", "log", "00000000000000000002.json")); err != nil {
+		t.Fatalf("the next push did not commit to the log: %v", err)
+	}
+	b := filepath.Join(root, "b")
+	ok(t, "init", "--dir", b, bucket)
+	ok(t, "pull", "--dir", b)
+	if got, err := os.ReadFile(filepath.Join(b, "f")); err != nil || string(got) != "two" {
+		t.Fatalf("b/f = %q (%v), want two", got, err)
+	}
+	if r := silt(t, "init", "--format", "7", "--dir", filepath.Join(root, "c"), bucket); r.code != exitUsage {
+		t.Errorf("--format 7: exit %d, want 2:\n%s", r.code, r.stderr)
+	}
+}

@@ -1,0 +1,201 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// gcLog is GC of a LogFormat bucket. The roots are every log entry it
+// keeps, from the lowest kept up to the head read after the listings. It
+// deletes log entries only as a prefix, lowest first and one at a time,
+// each only when its successor is older than max(grace, MinLogGrace) and
+// it is below the head read first: a reader that finds entry K after an
+// absent K+1 knows K+1 was never written (walkLog), and a reader's
+// observation younger than LogTrust cannot be undone by a deletion.
+// Before it deletes any entry it points the hint at the head, so a reader
+// starting from the hint lands above what is deleted, and takes the
+// store's time from that write.
+func gcLog(ctx context.Context, b backend.Backend, opts GCOptions, now func() time.Time, start time.Time, young func(time.Time) bool, rep GCReport, first Head, marks *gcMarks) (GCReport, error) {
+	seqs, at, err := logSeqs(ctx, b)
+	if err != nil {
+		return rep, err
+	}
+	objects, err := listAll(ctx, b, ObjectsPrefix)
+	if err != nil {
+		return rep, err
+	}
+	packs, err := listAll(ctx, b, PacksPrefix)
+	if err != nil {
+		return rep, err
+	}
+	shards, err := listAll(ctx, b, ShardsPrefix)
+	if err != nil {
+		return rep, err
+	}
+	second, err := readHead(ctx, b, backend.GetOptions{}, now)
+	if err != nil {
+		return rep, fmt.Errorf("gc: %w", err)
+	}
+	if !second.IsLog() || second.Manifest.Seq < first.Manifest.Seq {
+		return rep, fmt.Errorf("gc: the log went from seq %d to %d during the listing: %w", first.Manifest.Seq, second.Manifest.Seq, ErrCorruptIndex)
+	}
+	rep.Seq = second.Manifest.Seq
+	// Ages of log entries are measured on the store's clock too, the one
+	// that stamped them: the hint's write gives its time now. A gc whose
+	// own clock runs ahead would otherwise delete an entry a reader may
+	// still take as absent-so-unwritten (the reader measures LogTrust on
+	// its own clock, as an elapsed time, so no skew enters there).
+	storeNow := start
+	if !opts.DryRun {
+		if _, err := backend.PutBytes(ctx, b, ManifestKey, second.Data, backend.Cond{}); err != nil {
+			return rep, fmt.Errorf("gc: point the hint at seq %d: %w", second.Manifest.Seq, err)
+		}
+		st, err := b.Stat(ctx, ManifestKey)
+		if err != nil {
+			return rep, fmt.Errorf("gc: %w", err)
+		}
+		if !st.ModTime.IsZero() && st.ModTime.Before(start) {
+			storeNow = st.ModTime
+		}
+	}
+	// The earlier of the two clocks: a gc paused before the hint's write
+	// still keeps every snapshot current within the grace of its start.
+	logCut := storeNow.Add(-max(opts.OlderThan, MinLogGrace))
+	var del []backend.ObjectInfo
+	for _, seq := range seqs {
+		next, ok := at[seq+1]
+		if seq >= first.Manifest.Seq || !ok || next.ModTime.IsZero() || !next.ModTime.Before(logCut) {
+			break
+		}
+		del = append(del, at[seq])
+	}
+	keepFrom := first.Manifest.Seq
+	if len(del) < len(seqs) {
+		keepFrom = min(keepFrom, seqs[len(del)])
+	}
+	for seq := keepFrom; seq <= second.Manifest.Seq; seq++ {
+		h := first
+		switch seq {
+		case first.Manifest.Seq:
+		case second.Manifest.Seq:
+			h = second
+		default:
+			var ok bool
+			if h, ok, err = readLogEntry(ctx, b, seq, time.Time{}); err != nil {
+				return rep, fmt.Errorf("gc: %w", err)
+			}
+			if !ok {
+				if seq < first.Manifest.Seq {
+					continue // collected by a gc beside this one
+				}
+				return rep, fmt.Errorf("gc: %w", corrupt(LogKey(seq), "missing below the head %d", second.Manifest.Seq))
+			}
+		}
+		if err := marks.add(ctx, b, h); err != nil {
+			return rep, err
+		}
+		if seq == MaxSeq {
+			break
+		}
+	}
+	for seq := range marks.seqs {
+		rep.Roots = append(rep.Roots, seq)
+	}
+	slices.Sort(rep.Roots)
+	// Log entries first, as in version 3's history copies: a snapshot
+	// leaves the log before any data only it references.
+	if err := rep.sweep(ctx, b, opts.DryRun, func(time.Time) bool { return false }, del, func(string) bool { return false }, &rep.History); err != nil {
+		return rep, err
+	}
+	return rep, rep.sweepData(ctx, b, opts.DryRun, young, marks, shards, objects, packs)
+}
+
+// logSeqs lists the seqs of the log entries, ascending.
+func logSeqs(ctx context.Context, b backend.Backend) ([]uint64, map[uint64]backend.ObjectInfo, error) {
+	entries, err := listAll(ctx, b, LogPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	at := map[uint64]backend.ObjectInfo{}
+	var seqs []uint64
+	for _, o := range entries {
+		if seq, ok := ParseLogKey(o.Key); ok {
+			at[seq] = o
+			seqs = append(seqs, seq)
+		}
+	}
+	slices.Sort(seqs)
+	return seqs, at, nil
+}
+
+// recoverLog is Recover in a LogFormat bucket. A lost or damaged hint
+// needs no recovery (readers find the head from the log); what is left to
+// undo is a bad commit or a snapshot whose shards are gone, and the new
+// commit is the head's successor, like any other.
+func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep RecoverReport) (RecoverReport, error) {
+	cur, err := readHead(ctx, b, backend.GetOptions{}, time.Now)
+	if err != nil {
+		return rep, fmt.Errorf("recover: %w", err)
+	}
+	rep.Manifest, rep.Current = "ok", cur.Manifest.Seq
+	seqs, _, err := logSeqs(ctx, b)
+	if err != nil {
+		return rep, fmt.Errorf("recover: %w", err)
+	}
+	rep.History = len(seqs)
+	if len(seqs) > 0 {
+		rep.Newest = seqs[len(seqs)-1]
+	}
+	cands := append(slices.Clone(seqs), cur.Manifest.Seq)
+	slices.Sort(cands)
+	cands = slices.Compact(cands)
+	if opts.Seq != 0 {
+		if !slices.Contains(cands, opts.Seq) {
+			return rep, fmt.Errorf("recover: snapshot %d: %w (the log does not hold it)", opts.Seq, ErrNoSnapshot)
+		}
+		cands = []uint64{opts.Seq}
+	}
+	var from *Manifest
+	for _, seq := range slices.Backward(cands) {
+		h := cur
+		if seq != cur.Manifest.Seq {
+			if h, err = ReadLogEntry(ctx, b, seq); err != nil {
+				rep.Skipped = append(rep.Skipped, RecoverSkip{Seq: seq, Reason: err.Error()})
+				continue
+			}
+		}
+		if err := readShards(ctx, b, h.Manifest); err != nil {
+			rep.Skipped = append(rep.Skipped, RecoverSkip{Seq: seq, Reason: err.Error()})
+			continue
+		}
+		from = h.Manifest
+		break
+	}
+	if from == nil {
+		return rep, fmt.Errorf("recover: %w (%d tried, see skipped)", ErrNoSnapshot, len(rep.Skipped))
+	}
+	rep.From, rep.Entries, rep.Shards = from.Seq, from.Entries(), len(from.Shards)
+	if from.Seq == cur.Manifest.Seq {
+		rep.NoOp = true
+		return rep, nil
+	}
+	if cur.Manifest.Seq >= MaxSeq {
+		return rep, fmt.Errorf("recover: seq %d is at MaxSeq: %w", cur.Manifest.Seq, ErrCorruptIndex)
+	}
+	next := recovered(from, cur.Manifest, cur.Manifest.Seq+1)
+	if opts.DryRun {
+		return rep, nil
+	}
+	_, err = Commit(ctx, b, cur, func(context.Context, Head) (Proposal, error) {
+		return Proposal{Next: next}, nil
+	}, CommitOptions{Attempts: 1})
+	if err != nil {
+		return rep, fmt.Errorf("recover: %w", err)
+	}
+	rep.Seq = next.Seq
+	return rep, nil
+}

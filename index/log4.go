@@ -1,0 +1,365 @@
+package index
+
+// Format 4, the log (FORMAT.md, "Format 4: the log"). The commit of seq N
+// is the create-if-absent of LogKey(N), holding the manifest of N;
+// manifest.json is a hint a reader starts from, never the truth. Creates
+// of distinct keys are not mutations of one object, so a store's per-object
+// write limit (GCS: about one a second) no longer caps commits.
+//
+// The head is the entry N whose successor is absent. "Absent" is only
+// evidence while no gc can have deleted the successor: gc deletes entry K
+// only once K+1 is more than MinLogGrace old and every entry below K is
+// gone. So a reader that has seen, at time T, that N+1 did not exist yet
+// may take a later absence of N+1 as "nothing newer" until T+LogTrust
+// (LogTrust is well under MinLogGrace), one request; past that, it checks
+// that N itself is still there after the absent read (a second request),
+// and falls back to a listing when N is gone too.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+)
+
+const (
+	// MinLogGrace is the least age of its successor at which gc deletes a
+	// log entry, whatever its grace period.
+	MinLogGrace = time.Hour
+	// LogTrust is how long a reader takes an absent successor as "nothing
+	// newer" after it last saw the successor absent (or created its
+	// entry). The margin to MinLogGrace absorbs clock skew between
+	// readers, gc and the store.
+	LogTrust = 20 * time.Minute
+	// HintEvery: a writer rewrites the hint after committing a seq that is
+	// a multiple of it (and seq 1), so the hint's own write rate stays
+	// under a per-object limit while commits go faster.
+	HintEvery = 16
+	// logJumpAfter is how many entries a reader reads forward before it
+	// reads the hint to skip ahead.
+	logJumpAfter = 2 * HintEvery
+)
+
+// genesisSeq is the seq of the hint a LogFormat bucket is created with:
+// the empty index, whose successor is the first commit.
+const genesisSeq = 0
+
+// logVersion is the version a LogFormat Head carries: its seq and when
+// this reader last knew that seq+1 did not exist yet (zero: unknown).
+func logVersion(seq uint64, observed time.Time) backend.Version {
+	ns := int64(0)
+	if !observed.IsZero() {
+		ns = observed.UnixNano()
+	}
+	return backend.Version("log:" + strconv.FormatUint(seq, 10) + "@" + strconv.FormatInt(ns, 10))
+}
+
+// parseLogVersion reads a logVersion.
+func parseLogVersion(v backend.Version) (seq uint64, observed time.Time, ok bool) {
+	s, ok := strings.CutPrefix(string(v), "log:")
+	if !ok {
+		return 0, time.Time{}, false
+	}
+	a, b, ok := strings.Cut(s, "@")
+	if !ok {
+		return 0, time.Time{}, false
+	}
+	seq, err1 := strconv.ParseUint(a, 10, 64)
+	ns, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, time.Time{}, false
+	}
+	if ns != 0 {
+		observed = time.Unix(0, ns)
+	}
+	return seq, observed, true
+}
+
+// IsLog reports whether h is the head of a LogFormat bucket.
+func (h Head) IsLog() bool { return h.Manifest != nil && h.Manifest.Format >= LogFormat }
+
+// Observed returns, for a LogFormat head, when its reader last knew that
+// no newer entry existed (zero when unknown or not a log head).
+func (h Head) Observed() time.Time {
+	_, t, _ := parseLogVersion(h.Version)
+	return t
+}
+
+// fresh reports whether h's observation still proves an absent successor.
+func (h Head) fresh(now time.Time) bool {
+	t := h.Observed()
+	return !t.IsZero() && !now.Before(t) && now.Sub(t) < LogTrust
+}
+
+// hashHex is the sha256 of data, hex.
+func hashHex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// genesis returns the bytes of a LogFormat bucket's first hint.
+func genesis() []byte {
+	return EncodeManifest(&Manifest{Format: LogFormat, Seq: genesisSeq, Shards: []ShardRef{}})
+}
+
+// readLogEntry reads the entry at seq; ok is false when it is absent.
+func readLogEntry(ctx context.Context, b backend.Backend, seq uint64, observed time.Time) (h Head, ok bool, err error) {
+	key := LogKey(seq)
+	data, info, err := readBounded(ctx, b, key, backend.GetOptions{}, MaxManifestBytes)
+	if backend.IsNotExist(err) {
+		return Head{}, false, nil
+	}
+	if err != nil {
+		return Head{}, false, fmt.Errorf("read log entry %d: %w", seq, err)
+	}
+	m, err := DecodeManifest(key, data)
+	if err != nil {
+		return Head{}, false, err
+	}
+	if m.Seq != seq || m.Format < LogFormat {
+		return Head{}, false, corrupt(key, "holds seq %d in format %d", m.Seq, m.Format)
+	}
+	return Head{Manifest: m, Data: data, Version: logVersion(seq, observed), Info: info}, true, nil
+}
+
+// ReadLogEntry reads the snapshot committed at seq in a LogFormat bucket;
+// an entry gc removed (or never written) matches backend.ErrNotExist.
+func ReadLogEntry(ctx context.Context, b backend.Backend, seq uint64) (Head, error) {
+	h, ok, err := readLogEntry(ctx, b, seq, time.Time{})
+	if err == nil && !ok {
+		err = fmt.Errorf("read log entry %d: %w", seq, backend.ErrNotExist)
+	}
+	return h, err
+}
+
+// follows checks that next builds on cur (whose bytes the reader holds).
+func follows(cur, next Head) error {
+	if cur.Manifest.Seq == genesisSeq || cur.Data == nil {
+		return nil
+	}
+	if next.Manifest.Prev != hashHex(cur.Data) {
+		return corrupt(LogKey(next.Manifest.Seq), "does not build on the entry of seq %d this reader holds (a forked log)", cur.Manifest.Seq)
+	}
+	return nil
+}
+
+// walkLog reads forward from known, the head as this reader holds it,
+// until an entry is absent, and returns the head with its observation
+// stamped; moved is true when it is newer than known.
+func walkLog(ctx context.Context, b backend.Backend, known Head, now func() time.Time) (Head, bool, error) {
+	cur, moved := known, false
+	fresh := known.fresh(now())
+	for steps := 0; ; steps++ {
+		if cur.Manifest.Seq >= MaxSeq {
+			return cur, moved, nil
+		}
+		if steps == logJumpAfter {
+			if h, err := readHint(ctx, b); err == nil && h.IsLog() && h.Manifest.Seq > cur.Manifest.Seq {
+				cur, fresh = h, false // the jump skips the prev check of the entries between
+			}
+		}
+		sent := now()
+		next, ok, err := readLogEntry(ctx, b, cur.Manifest.Seq+1, sent)
+		if err != nil {
+			return Head{}, false, err
+		}
+		if ok {
+			if err := follows(cur, next); err != nil {
+				return Head{}, false, err
+			}
+			cur, moved = next, true
+			continue
+		}
+		if !fresh {
+			// An old observation proves nothing: gc may have deleted the
+			// successor. cur still there after the absent read proves it
+			// did not (gc deletes in seq order).
+			if cur.Manifest.Seq == genesisSeq {
+				return resolveByList(ctx, b, now)
+			}
+			_, err := b.Stat(ctx, LogKey(cur.Manifest.Seq))
+			if backend.IsNotExist(err) {
+				return resolveByList(ctx, b, now)
+			}
+			if err != nil {
+				return Head{}, false, fmt.Errorf("read log entry %d: %w", cur.Manifest.Seq, err)
+			}
+		}
+		cur.Version = logVersion(cur.Manifest.Seq, sent)
+		return cur, moved, nil
+	}
+}
+
+// resolveByList finds the head from a listing of the log: the reader's
+// position (or the hint) is below what gc kept, or the hint is gone.
+func resolveByList(ctx context.Context, b backend.Backend, now func() time.Time) (Head, bool, error) {
+	var newest uint64
+	found := false
+	err := b.List(ctx, LogPrefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
+		for _, o := range page {
+			if seq, ok := ParseLogKey(o.Key); ok && (!found || seq > newest) {
+				newest, found = seq, true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Head{}, false, fmt.Errorf("list log: %w", err)
+	}
+	if !found {
+		g := genesis()
+		m, _ := DecodeManifest(ManifestKey, g)
+		return Head{Manifest: m, Data: g, Version: logVersion(genesisSeq, now())}, true, nil
+	}
+	h, ok, err := readLogEntry(ctx, b, newest, time.Time{})
+	if err != nil {
+		return Head{}, false, err
+	}
+	if !ok {
+		return Head{}, false, corrupt(LogKey(newest), "listed as the newest log entry but gone")
+	}
+	// Entries may have been committed after the listing: read on. h was
+	// read after the listing, so the walk's Stat settles it.
+	h, _, err = walkLog(ctx, b, h, now)
+	return h, true, err
+}
+
+// readHint reads manifest.json as it is, without resolving a log.
+func readHint(ctx context.Context, b backend.Backend) (Head, error) {
+	data, info, err := readBounded(ctx, b, ManifestKey, backend.GetOptions{}, MaxManifestBytes)
+	if err != nil {
+		return Head{}, err
+	}
+	m, err := DecodeManifest(ManifestKey, data)
+	if err != nil {
+		return Head{}, err
+	}
+	v := info.Version
+	if m.Format >= LogFormat {
+		v = logVersion(m.Seq, time.Time{})
+	}
+	return Head{Manifest: m, Data: data, Version: v, Info: info}, nil
+}
+
+// ReadHeadSince is the conditional read of a LogFormat head: known is the
+// head this reader holds (with its bytes and version). Unchanged, it
+// returns known with its observation renewed and an error matching
+// backend.ErrNotModified: one request while the observation is younger
+// than LogTrust, two after.
+func ReadHeadSince(ctx context.Context, b backend.Backend, known Head, now func() time.Time) (Head, error) {
+	if now == nil {
+		now = time.Now
+	}
+	if !known.IsLog() {
+		return Head{}, fmt.Errorf("read head: %w", backend.ErrNotSupported)
+	}
+	h, moved, err := walkLog(ctx, b, known, now)
+	if err != nil {
+		return Head{}, err
+	}
+	if !moved {
+		return h, backend.ErrNotModified
+	}
+	return h, nil
+}
+
+// isLogMarker reports whether the history lists the marker a LogFormat
+// bucket is created with (HistoryKey(0), which no version-3 commit
+// writes): a bucket whose hint is gone still reads as a log, and an older
+// silt refuses it rather than take it for a fresh bucket.
+func isLogMarker(ctx context.Context, b backend.Backend) (bool, error) {
+	_, err := b.Stat(ctx, HistoryKey(genesisSeq))
+	if backend.IsNotExist(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// createLog makes b a LogFormat bucket: the marker, then the genesis hint
+// by create-if-absent, which is what decides the bucket's format against
+// a version-3 writer creating its manifest at the same time. A lost race
+// is backend.ErrPrecondition.
+func createLog(ctx context.Context, b backend.Backend, now func() time.Time) (Head, error) {
+	g := genesis()
+	// Every marker is the same bytes: Retry may resend or settle it.
+	if _, err := backend.PutBytes(ctx, b, HistoryKey(genesisSeq), g, backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
+		return Head{}, fmt.Errorf("create log: %w", err)
+	}
+	sent := now()
+	info, err := backend.PutBytes(ctx, b, ManifestKey, g, backend.Cond{IfAbsent: true})
+	if err != nil {
+		if backend.IsPrecondition(err) {
+			return Head{}, err
+		}
+		// Unknown outcome: the genesis there means it landed (every
+		// writer's genesis is the same bytes). Anything else, or nothing,
+		// is read again and retried like a lost race.
+		h, rerr := readHint(ctx, b)
+		if rerr != nil && !backend.IsNotExist(rerr) && !errors.Is(rerr, ErrCorruptIndex) {
+			return Head{}, fmt.Errorf("create log: %w", err)
+		}
+		if rerr != nil || string(h.Data) != string(g) {
+			return Head{}, fmt.Errorf("create log: %w (%w)", backend.ErrPrecondition, err)
+		}
+		info = h.Info
+	}
+	m, _ := DecodeManifest(ManifestKey, g)
+	return Head{Manifest: m, Data: g, Version: logVersion(genesisSeq, sent), Info: info}, nil
+}
+
+// errLogStale asks Commit to re-read a base whose observation is too old
+// to create its successor on: gc may have deleted that successor, and
+// creating it again would fork the log.
+var errLogStale = errors.New("log base observed too long ago")
+
+// commitLog writes next as the successor of base by create-if-absent.
+// The result is landed, lost (another writer took the seq), or unknown.
+func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest, now func() time.Time) (Head, error) {
+	if !base.fresh(now()) {
+		return Head{}, errLogStale
+	}
+	n := *next
+	n.Format = LogFormat
+	n.Prev = ""
+	if base.Manifest.Seq != genesisSeq {
+		n.Prev = hashHex(base.Data)
+	}
+	data := EncodeManifest(&n)
+	key := LogKey(n.Seq)
+	sent := now()
+	info, err := backend.PutBytes(ctx, b, key, data, backend.Cond{IfAbsent: true})
+	if err != nil && !backend.IsPrecondition(err) && ctx.Err() == nil {
+		// Unknown outcome: read back. Our bytes mean it landed.
+		h, ok, rerr := readLogEntry(ctx, b, n.Seq, sent)
+		switch {
+		case rerr == nil && ok && string(h.Data) == string(data):
+			info, err = h.Info, nil
+		case rerr == nil && ok:
+			err = fmt.Errorf("write log entry %d: %w", n.Seq, backend.ErrPrecondition)
+		}
+	}
+	if err != nil {
+		return Head{}, err
+	}
+	h := Head{Manifest: &n, Data: data, Version: logVersion(n.Seq, sent), Info: info}
+	if n.Seq%HintEvery == 0 || n.Seq == 1 {
+		// Best effort: a reader never depends on the hint being current.
+		_, _ = backend.PutBytes(ctx, b, ManifestKey, data, backend.Cond{})
+	}
+	return h, nil
+}
+
+// ReadHead is ReadManifest without a condition, on the clock now (nil:
+// time.Now), which stamps a log head's observation.
+func ReadHead(ctx context.Context, b backend.Backend, now func() time.Time) (Head, error) {
+	if now == nil {
+		now = time.Now
+	}
+	return readHead(ctx, b, backend.GetOptions{}, now)
+}
