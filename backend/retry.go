@@ -178,7 +178,7 @@ func (r *retrying) do(ctx context.Context, op, key string, send func() error, ag
 	var failures []error
 	for i := 0; ; i++ {
 		err := send()
-		if err == nil || !IsRetryable(err) || ctx.Err() != nil {
+		if err == nil || !IsRetryable(err) || ctx.Err() != nil || ctx.Value(sendOnceKey{}) != nil {
 			return err
 		}
 		failures = append(failures, err)
@@ -199,6 +199,15 @@ func (r *retrying) do(ctx context.Context, op, key string, send func() error, ag
 			return fmt.Errorf("%w while waiting to retry; last failure: %v", serr, err)
 		}
 	}
+}
+
+type sendOnceKey struct{}
+
+// SendOnce returns a context under which Retry sends each request once: a
+// best-effort write (a hint a reader never depends on) that is not worth
+// a wait, and whose retries would only crowd a store's per-object limit.
+func SendOnce(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sendOnceKey{}, true)
 }
 
 // errSettled, from an again function, ends a retry loop in success: the

@@ -343,3 +343,19 @@ func TestRetry_Put_UnseekableBody_NotResent(t *testing.T) {
 		t.Errorf("sent %d, slept %d; want 1, 0", got, g.s.n())
 	}
 }
+
+// A best-effort write under SendOnce is sent once and its retryable
+// failure returned at once: no wait, no resend (the log's hint, which a
+// per-object limit would otherwise hold up a commit on).
+func TestRetry_SendOnce_NotResent(t *testing.T) {
+	g := newRig(backend.RetryConfig{})
+	g.f.Add(wrap.Rule{Verb: wrap.VerbPut, Times: 1, Mode: wrap.FailBefore})
+	_, err := g.r.Put(backend.SendOnce(context.Background()), "k", strings.NewReader("v"), 1, backend.Cond{})
+	silttest.WantRetryable(t, err, wrap.ErrInjected)
+	if got := len(g.f.Requests()); got != 1 {
+		t.Errorf("sent %d, want 1", got)
+	}
+	if g.s.n() != 0 {
+		t.Errorf("slept %d times, want 0", g.s.n())
+	}
+}

@@ -44,6 +44,7 @@ type outsideRun struct {
 	store  backend.Backend
 	caches []*outsideCache
 	snaps  map[string]map[string]string // shardSig -> path -> sha256, as committed
+	format int                          // the bucket's format (3, or index.LogFormat)
 	n      int
 	log    []string
 }
@@ -66,10 +67,10 @@ func RunOutsideModel(t *testing.T, newBackend Factory, budget ModelBudget) {
 	budget = budget.resolved()
 	withRapidBudget(budget, false, func() {
 		rapid.Check(t, func(rt *rapid.T) {
-			o := &outsideRun{t: rt, ctx: context.Background(), store: newBackend(t), snaps: map[string]map[string]string{}}
+			o := &outsideRun{t: rt, ctx: context.Background(), store: newBackend(t), snaps: map[string]map[string]string{}, format: modelFormat(rt)}
 			for i := range 2 {
 				dir := t.TempDir()
-				s, err := syncer.Open(o.ctx, syncer.Config{Backend: o.store, Dir: dir, ShardMaxEntries: 4, PackThreshold: modelPackThreshold, PackSize: modelPackSize})
+				s, err := syncer.Open(o.ctx, syncer.Config{Backend: o.store, Dir: dir, ShardMaxEntries: 4, PackThreshold: modelPackThreshold, PackSize: modelPackSize, Format: o.format})
 				if err != nil {
 					rt.Fatal(err)
 				}
@@ -243,7 +244,7 @@ func (o *outsideRun) list(prefix string) []string {
 }
 
 func (o *outsideRun) actOlderManifest(t *rapid.T) {
-	keys := o.list(index.HistoryPrefix)
+	keys := append(o.list(index.HistoryPrefix), o.list(index.LogPrefix)...)
 	if len(keys) == 0 {
 		t.Skip("no history copy")
 	}
@@ -276,12 +277,7 @@ func (o *outsideRun) actGC(t *rapid.T) {
 // snapshot in the bucket whose manifest (the current one, or a history
 // copy) and shards are all still there.
 func (o *outsideRun) expectedRecovery() (uint64, *index.Manifest) {
-	var seqs []uint64
-	for _, k := range o.list(index.HistoryPrefix) {
-		if seq, ok := index.ParseHistoryKey(k); ok {
-			seqs = append(seqs, seq)
-		}
-	}
+	seqs := o.snapshotSeqs()
 	cur, cerr := index.ReadManifest(o.ctx, o.store, backend.GetOptions{})
 	curOK := cerr == nil && cur.Version != ""
 	if curOK {
@@ -292,7 +288,7 @@ func (o *outsideRun) expectedRecovery() (uint64, *index.Manifest) {
 		var m *index.Manifest
 		if curOK && cur.Manifest.Seq == seq {
 			m = cur.Manifest
-		} else if h, err := index.ReadHistory(o.ctx, o.store, seq); err == nil {
+		} else if h, err := o.readOld(seq); err == nil {
 			m = h.Manifest
 		} else {
 			continue
@@ -310,13 +306,36 @@ func (o *outsideRun) expectedRecovery() (uint64, *index.Manifest) {
 	return 0, nil
 }
 
+// snapshotSeqs lists the seqs of the older snapshots the bucket holds:
+// its history copies, or in a log bucket its log entries (the marker, seq
+// 0, is no snapshot).
+func (o *outsideRun) snapshotSeqs() []uint64 {
+	prefix, parse := index.HistoryPrefix, index.ParseHistoryKey
+	if o.format == index.LogFormat {
+		prefix, parse = index.LogPrefix, index.ParseLogKey
+	}
+	var seqs []uint64
+	for _, k := range o.list(prefix) {
+		if seq, ok := parse(k); ok && seq > 0 {
+			seqs = append(seqs, seq)
+		}
+	}
+	return seqs
+}
+
+// readOld reads an older snapshot: a history copy, or a log entry.
+func (o *outsideRun) readOld(seq uint64) (index.Head, error) {
+	if o.format == index.LogFormat {
+		return index.ReadLogEntry(o.ctx, o.store, seq)
+	}
+	return index.ReadHistory(o.ctx, o.store, seq)
+}
+
 func (o *outsideRun) actRecover(t *rapid.T) {
 	want, wm := o.expectedRecovery()
 	top := uint64(0)
-	for _, k := range o.list(index.HistoryPrefix) {
-		if seq, ok := index.ParseHistoryKey(k); ok {
-			top = max(top, seq)
-		}
+	for _, seq := range o.snapshotSeqs() {
+		top = max(top, seq)
 	}
 	if cur, err := index.ReadManifest(o.ctx, o.store, backend.GetOptions{}); err == nil {
 		top = max(top, cur.Manifest.Seq)

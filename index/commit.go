@@ -168,12 +168,17 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 				return CommitResult{Attempts: attempt + 1}, fmt.Errorf("write log entry %d: %w", p.Next.Seq, err)
 			}
 			last = err
-			if attempt+1 >= attempts {
-				why := fmt.Sprintf("%d attempts: %d lost races, %d unknown outcomes", attempt+1, lost, unknown)
+			// A race lost in the log is another writer's commit landing:
+			// the bucket made progress, and the retry is cheap (the new
+			// head is one entry). So lost races are bounded by time, as a
+			// paced store's refusals are, and only other failures by the
+			// attempts; a writer among many keeps its turn coming.
+			if attempt+1-lost >= attempts || time.Since(start) >= pacedWait {
+				why := fmt.Sprintf("%d attempts over %s: %d lost races, %d unknown outcomes", attempt+1, time.Since(start).Round(time.Millisecond), lost, unknown)
 				return CommitResult{Attempts: attempt + 1}, fmt.Errorf("%w (%s; last: %w)", ErrCommitContention, why, last)
 			}
 			// Each seq is its own key: no per-key limit paces the retries.
-			if err := backoff.Sleep(ctx, Backoff(attempt, 0)); err != nil {
+			if err := backoff.Sleep(ctx, logBackoff.Wait(attempt)); err != nil {
 				return CommitResult{Attempts: attempt + 1}, err
 			}
 			continue
@@ -248,6 +253,11 @@ func Backoff(attempt int, perKeyPerSec float64) time.Duration {
 	}
 	return d
 }
+
+// logBackoff bounds the waits between log commit attempts: a lost race
+// there has already shown the new head, so the retry only needs to fall
+// out of step with the other losers, not to wait for a slot.
+var logBackoff = backoff.Exp{Base: 2 * time.Millisecond, Max: 100 * time.Millisecond}
 
 // commitBackoff bounds the waits of Backoff.
 var commitBackoff = backoff.Exp{Base: 10 * time.Millisecond, Max: 2 * time.Second}

@@ -38,8 +38,8 @@ const (
 	// readers, gc and the store.
 	LogTrust = 20 * time.Minute
 	// HintEvery: a writer rewrites the hint after committing a seq that is
-	// a multiple of it (and seq 1), so the hint's own write rate stays
-	// under a per-object limit while commits go faster.
+	// a multiple of it, so the hint's own write rate stays under a
+	// per-object limit while commits go faster.
 	HintEvery = 16
 	// logJumpAfter is how many entries a reader reads forward before it
 	// reads the hint to skip ahead.
@@ -348,9 +348,10 @@ func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest
 		return Head{}, err
 	}
 	h := Head{Manifest: &n, Data: data, Version: logVersion(n.Seq, sent), Info: info}
-	if n.Seq%HintEvery == 0 || n.Seq == 1 {
-		// Best effort: a reader never depends on the hint being current.
-		_, _ = backend.PutBytes(ctx, b, ManifestKey, data, backend.Cond{})
+	if n.Seq%HintEvery == 0 {
+		// Best effort, sent once: a reader never depends on the hint
+		// being current, and a retry would wait out a per-object limit.
+		_, _ = backend.PutBytes(backend.SendOnce(ctx), b, ManifestKey, data, backend.Cond{})
 	}
 	return h, nil
 }
