@@ -36,6 +36,8 @@ type ContentionConfig struct {
 	Service bool
 	// Dir is a scratch directory (short: it holds the socket).
 	Dir string
+	// Format is the format the bucket is created in (syncer.Config.Format).
+	Format int
 }
 
 // ContentionResult is the step overhead (time spent in silt: the step
@@ -96,8 +98,9 @@ type casCounter struct {
 }
 
 func (c *casCounter) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond backend.Cond) (backend.ObjectInfo, error) {
-	if key == index.InternalDir+"/manifest.json" && !cond.IsZero() {
-		c.n.Add(1)
+	_, log := index.ParseLogKey(key)
+	if (key == index.ManifestKey || log) && !cond.IsZero() {
+		c.n.Add(1) // a commit attempt: the manifest's swap, or a log entry's create
 	}
 	return c.Backend.Put(ctx, key, body, size, cond)
 }
@@ -129,9 +132,9 @@ func Contention(ctx context.Context, cfg ContentionConfig) (ContentionResult, er
 	var st stepper
 	var err error
 	if cfg.Service {
-		st, err = serviceStepper(ctx, store, cache)
+		st, err = serviceStepper(ctx, store, cache, cfg.Format)
 	} else {
-		st, err = libraryStepper(ctx, store, cache)
+		st, err = libraryStepper(ctx, store, cache, cfg.Format)
 	}
 	if err != nil {
 		return res, err

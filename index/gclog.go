@@ -138,10 +138,20 @@ func logSeqs(ctx context.Context, b backend.Backend) ([]uint64, map[uint64]backe
 // commit is the head's successor, like any other.
 func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep RecoverReport) (RecoverReport, error) {
 	cur, err := readHead(ctx, b, backend.GetOptions{}, time.Now)
-	if err != nil {
-		return rep, fmt.Errorf("recover: %w", err)
+	if err != nil || !cur.IsLog() {
+		// The hint (and the marker) gone or damaged: the log's newest
+		// entry is the head.
+		rep.Manifest = "missing"
+		if err != nil {
+			rep.Manifest = "unreadable: " + err.Error()
+		}
+		if cur, _, err = resolveByList(ctx, b, time.Now); err != nil {
+			return rep, fmt.Errorf("recover: %w", err)
+		}
+	} else {
+		rep.Manifest = "ok"
 	}
-	rep.Manifest, rep.Current = "ok", cur.Manifest.Seq
+	rep.Current = cur.Manifest.Seq
 	seqs, _, err := logSeqs(ctx, b)
 	if err != nil {
 		return rep, fmt.Errorf("recover: %w", err)
@@ -181,7 +191,10 @@ func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep
 	rep.From, rep.Entries, rep.Shards = from.Seq, from.Entries(), len(from.Shards)
 	if from.Seq == cur.Manifest.Seq {
 		rep.NoOp = true
-		return rep, nil
+		if opts.DryRun || rep.Manifest == "ok" {
+			return rep, nil
+		}
+		return rep, repairLog(ctx, b, cur)
 	}
 	if cur.Manifest.Seq >= MaxSeq {
 		return rep, fmt.Errorf("recover: seq %d is at MaxSeq: %w", cur.Manifest.Seq, ErrCorruptIndex)
@@ -190,12 +203,24 @@ func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep
 	if opts.DryRun {
 		return rep, nil
 	}
-	_, err = Commit(ctx, b, cur, func(context.Context, Head) (Proposal, error) {
+	res, err := Commit(ctx, b, cur, func(context.Context, Head) (Proposal, error) {
 		return Proposal{Next: next}, nil
 	}, CommitOptions{Attempts: 1})
 	if err != nil {
 		return rep, fmt.Errorf("recover: %w", err)
 	}
 	rep.Seq = next.Seq
-	return rep, nil
+	return rep, repairLog(ctx, b, res.Head)
+}
+
+// repairLog writes the marker back (if gone) and points the hint at head:
+// after a recover the bucket reads as a log for every silt again.
+func repairLog(ctx context.Context, b backend.Backend, head Head) error {
+	if _, err := backend.PutBytes(ctx, b, HistoryKey(genesisSeq), genesis(), backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
+		return fmt.Errorf("recover: write the log's marker: %w", err)
+	}
+	if _, err := backend.PutBytes(ctx, b, ManifestKey, head.Data, backend.Cond{}); err != nil {
+		return fmt.Errorf("recover: point the hint at seq %d: %w", head.Manifest.Seq, err)
+	}
+	return nil
 }

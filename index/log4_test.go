@@ -349,3 +349,31 @@ func TestLog_GCPaused_KeepsWhatWasYoungAtItsStart(t *testing.T) {
 		mustExist(t, store, index.LogKey(seq), true)
 	}
 }
+
+// An outside tool deletes the hint and the marker: readers take the bucket
+// for an empty one, and Recover, which lists the log when the manifest is
+// missing, brings back its head and repairs both. Found by the outside
+// model with buckets of format 4.
+func TestLog_HintAndMarkerGone_RecoverRepairs(t *testing.T) {
+	b := mem.New()
+	ctx := context.Background()
+	for i := range 3 {
+		logCommit(t, b, time.Now, map[string]string{"f": string(rune('a' + i))})
+	}
+	_ = b.Delete(ctx, index.ManifestKey, backend.Cond{})
+	_ = b.Delete(ctx, index.HistoryKey(0), backend.Cond{})
+	if h := readHead(t, b); h.Version != "" {
+		t.Fatalf("without hint and marker: seq %d, want the empty bucket it reads as", h.Manifest.Seq)
+	}
+	rep, err := index.Recover(ctx, b, index.RecoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.NoOp || rep.From != 3 || rep.Manifest != "missing" {
+		t.Fatalf("recover: %+v", rep)
+	}
+	if h := readHead(t, b); h.Manifest.Seq != 3 || !h.IsLog() {
+		t.Fatalf("after recover: seq %d, want 3 in the log", h.Manifest.Seq)
+	}
+	mustExist(t, b, index.HistoryKey(0), true)
+}

@@ -73,7 +73,13 @@ func Recover(ctx context.Context, b backend.Backend, opts RecoverOptions) (Recov
 		return recoverLog(ctx, b, opts, rep)
 	}
 	if curErr == nil && cur.Version == "" || errors.Is(curErr, errUnreadable) {
+		// A log bucket whose hint is gone or damaged: its marker says so,
+		// or, if that is gone too, its log entries do (one listing, paid
+		// only by recover).
 		if log, err := isLogMarker(ctx, b); err == nil && log {
+			return recoverLog(ctx, b, opts, rep)
+		}
+		if seqs, _, err := logSeqs(ctx, b); err == nil && len(seqs) > 0 {
 			return recoverLog(ctx, b, opts, rep)
 		}
 	}
