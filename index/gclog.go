@@ -169,25 +169,16 @@ func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep
 		}
 		cands = []uint64{opts.Seq}
 	}
-	var from *Manifest
-	for _, seq := range slices.Backward(cands) {
-		h := cur
-		if seq != cur.Manifest.Seq {
-			if h, err = ReadLogEntry(ctx, b, seq); err != nil {
-				rep.Skipped = append(rep.Skipped, RecoverSkip{Seq: seq, Reason: err.Error()})
-				continue
-			}
+	h, found := newestReadable(ctx, b, cands, &rep, func(seq uint64) (Head, error) {
+		if seq == cur.Manifest.Seq {
+			return cur, nil
 		}
-		if err := readShards(ctx, b, h.Manifest); err != nil {
-			rep.Skipped = append(rep.Skipped, RecoverSkip{Seq: seq, Reason: err.Error()})
-			continue
-		}
-		from = h.Manifest
-		break
-	}
-	if from == nil {
+		return ReadLogEntry(ctx, b, seq)
+	})
+	if !found {
 		return rep, fmt.Errorf("recover: %w (%d tried, see skipped)", ErrNoSnapshot, len(rep.Skipped))
 	}
+	from := h.Manifest
 	rep.From, rep.Entries, rep.Shards = from.Seq, from.Entries(), len(from.Shards)
 	if from.Seq == cur.Manifest.Seq {
 		rep.NoOp = true

@@ -114,23 +114,12 @@ func Recover(ctx context.Context, b backend.Backend, opts RecoverOptions) (Recov
 		}
 		cands = []uint64{opts.Seq}
 	}
-	var from Head
-	found := false
-	for _, seq := range slices.Backward(cands) {
-		h := cur
-		if !curOK || seq != cur.Manifest.Seq {
-			if h, err = ReadHistory(ctx, b, seq); err != nil {
-				rep.Skipped = append(rep.Skipped, RecoverSkip{Seq: seq, Reason: err.Error()})
-				continue
-			}
+	from, found := newestReadable(ctx, b, cands, &rep, func(seq uint64) (Head, error) {
+		if curOK && seq == cur.Manifest.Seq {
+			return cur, nil
 		}
-		if err := readShards(ctx, b, h.Manifest); err != nil {
-			rep.Skipped = append(rep.Skipped, RecoverSkip{Seq: seq, Reason: err.Error()})
-			continue
-		}
-		from, found = h, true
-		break
-	}
+		return ReadHistory(ctx, b, seq)
+	})
 	if !found {
 		if opts.Seq == 0 && len(cands) == 0 {
 			rep.NoOp = true // a fresh bucket (or one whose history is gone too): nothing to recover
@@ -169,6 +158,23 @@ func Recover(ctx context.Context, b backend.Backend, opts RecoverOptions) (Recov
 	}
 	rep.Seq = next.Seq
 	return rep, nil
+}
+
+// newestReadable returns the newest of cands (ascending) that read reads
+// and whose shards all read, recording the others in rep.Skipped.
+func newestReadable(ctx context.Context, b backend.Backend, cands []uint64, rep *RecoverReport, read func(seq uint64) (Head, error)) (Head, bool) {
+	for _, seq := range slices.Backward(cands) {
+		h, err := read(seq)
+		if err == nil {
+			err = readShards(ctx, b, h.Manifest)
+		}
+		if err != nil {
+			rep.Skipped = append(rep.Skipped, RecoverSkip{Seq: seq, Reason: err.Error()})
+			continue
+		}
+		return h, true
+	}
+	return Head{}, false
 }
 
 // recovered is the manifest at seq that re-commits snapshot m over cur

@@ -33,27 +33,14 @@ func TestLogFormat_RequestCounts_AndPeersConverge(t *testing.T) {
 	}
 	a, peer := open("a"), open("b")
 	t.Cleanup(func() { peer.Close() })
-	write := func(s *syncer.Syncer, p, body string) {
-		t.Helper()
-		full := filepath.Join(s.Root(), p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.MarkDirty(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(a, "m/f", "v1")
+	putMarked(t, a, "m/f", "v1")
 	if _, err := a.Push(t.Context(), syncer.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := peer.Pull(t.Context(), syncer.PullOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	write(a, "m/f", "v2")
+	putMarked(t, a, "m/f", "v2")
 	before := c.Counts()
 	st, err := a.Push(t.Context(), syncer.PushOptions{})
 	if err != nil {
@@ -95,7 +82,7 @@ func TestLogFormat_RequestCounts_AndPeersConverge(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { v3.Close() })
-	write(v3, "n/g", "from a version-3 cache")
+	putMarked(t, v3, "n/g", "from a version-3 cache")
 	if st, err := v3.Push(t.Context(), syncer.PushOptions{}); err != nil || st.Seq != 3 {
 		t.Fatalf("push of a version-3 cache: seq %d, %v", st.Seq, err)
 	}
