@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
-	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/backend/fs"
 	"github.com/siltsync/silt/backend/mem"
 	_ "github.com/siltsync/silt/backend/s3" // s3:// for SILT_BENCH_S3_URL
+	"github.com/siltsync/silt/index"
 )
 
 // envContention runs the full size and logs the figures; envS3 is

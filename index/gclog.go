@@ -180,7 +180,9 @@ func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep
 	}
 	from := h.Manifest
 	rep.From, rep.Entries, rep.Shards = from.Seq, from.Entries(), len(from.Shards)
-	if from.Seq == cur.Manifest.Seq {
+	// The head already lists the snapshot's shards (a recover run again
+	// after its commit landed): nothing to commit.
+	if from.Seq == cur.Manifest.Seq || slices.Equal(from.Shards, cur.Manifest.Shards) {
 		rep.NoOp = true
 		if opts.DryRun || rep.Manifest == "ok" {
 			return rep, nil

@@ -282,6 +282,10 @@ func TestLog_Recover_UndoesABadCommit(t *testing.T) {
 	if err != nil || !ok || e.SHA256 != sum("good") {
 		t.Fatalf("after recover: %+v %v %v", e, ok, err)
 	}
+	// Run again (a recover killed after its commit landed): nothing more.
+	if again, err := index.Recover(ctx, b, index.RecoverOptions{Seq: 1}); err != nil || !again.NoOp || again.Seq != 0 {
+		t.Fatalf("recover again: %+v %v, want a no-op", again, err)
+	}
 	log, err := index.Log(ctx, b)
 	if err != nil || len(log) != 3 || !log[0].Current || log[0].Seq != 3 || log[2].Seq != 1 {
 		t.Fatalf("log: %+v %v", log, err)
