@@ -81,6 +81,13 @@ func parseLogVersion(v backend.Version) (seq uint64, observed time.Time, ok bool
 	return seq, observed, true
 }
 
+// IsLogVersion reports whether v is the version of a LogFormat head (what
+// a reader holding a head can tell without decoding its bytes).
+func IsLogVersion(v backend.Version) bool {
+	_, _, ok := parseLogVersion(v)
+	return ok
+}
+
 // IsLog reports whether h is the head of a LogFormat bucket.
 func (h Head) IsLog() bool { return h.Manifest != nil && h.Manifest.Format >= LogFormat }
 

@@ -79,27 +79,32 @@ func (s *Syncer) readManifest(ctx context.Context, b backend.Backend) (index.Hea
 
 func (s *Syncer) fetchManifest(ctx context.Context, b backend.Backend, c manifestCache) (index.Head, error) {
 	if c.version != "" {
-		if m, derr := index.DecodeManifest(index.ManifestKey, c.data); derr == nil && m.Format >= index.LogFormat {
+		if index.IsLogVersion(c.version) {
 			// A log bucket: ask for the entry after the one held.
-			h, err := index.ReadHeadSince(ctx, b, index.Head{Manifest: m, Data: c.data, Version: c.version}, s.cfg.Now)
-			if err == nil || errors.Is(err, backend.ErrNotModified) {
+			m, derr := index.DecodeManifest(index.ManifestKey, c.data)
+			if derr == nil {
+				h, err := index.ReadHeadSince(ctx, b, index.Head{Manifest: m, Data: c.data, Version: c.version}, s.cfg.Now)
+				if err == nil || errors.Is(err, backend.ErrNotModified) {
+					s.cacheManifest(h.Data, h.Version, h.Manifest.Seq)
+					return h, nil
+				}
+				return h, err
+			}
+			// A damaged local copy: read the head afresh (below).
+		} else {
+			h, err := index.ReadManifest(ctx, b, backend.GetOptions{IfNoneMatch: c.version})
+			if errors.Is(err, backend.ErrNotModified) {
+				m, derr := index.DecodeManifest(index.ManifestKey, c.data)
+				if derr == nil {
+					return index.Head{Manifest: m, Data: c.data, Version: c.version}, nil
+				}
+				// A damaged local copy: ask for the bytes.
+			} else if err != nil {
+				return h, err
+			} else {
 				s.cacheManifest(h.Data, h.Version, h.Manifest.Seq)
 				return h, nil
 			}
-			return h, err
-		}
-		h, err := index.ReadManifest(ctx, b, backend.GetOptions{IfNoneMatch: c.version})
-		if errors.Is(err, backend.ErrNotModified) {
-			m, derr := index.DecodeManifest(index.ManifestKey, c.data)
-			if derr == nil {
-				return index.Head{Manifest: m, Data: c.data, Version: c.version}, nil
-			}
-			// A damaged local copy: ask for the bytes.
-		} else if err != nil {
-			return h, err
-		} else {
-			s.cacheManifest(h.Data, h.Version, h.Manifest.Seq)
-			return h, nil
 		}
 	}
 	h, err := index.ReadHead(ctx, b, s.cfg.Now)
