@@ -334,3 +334,30 @@ func TestModel_Regression_PullRemovesFileEditedAfterPlanning(t *testing.T) {
 		}
 	})
 }
+
+// The model kept its mark of a path after resolve --take-remote settled
+// it, so it expected a later unmarked deletion of the path to be pushed
+// (found by the CI seed of the model with gc deleting log entries, which
+// only changed which sequence was drawn). The syncer is right: taking the
+// remote drops the mark, and a default push sends marks only.
+func TestModel_Regression_TakeRemoteDropsMark(t *testing.T) {
+	regress(t, "", func(t *testing.T, bk *bucket) {
+		ctx := context.Background()
+		const p = "data/t/1/latest"
+		a, b := bk.host(), bk.host()
+		a.writeMark(map[string]string{p: "v1\n"})
+		a.push()
+		b.pull()
+		b.writeMark(map[string]string{p: "unpushed\n"})
+		if _, err := b.s.Resolve(ctx, syncer.ResolveOptions{Paths: []string{p}, Keep: syncer.TakeRemote, Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		b.remove(p)
+		if st := b.push(); st.Commit != nil {
+			t.Errorf("a push after take-remote and an unmarked deletion committed (seq %d)", st.Seq)
+		}
+		if got := bk.snapshotFiles()[p]; got != "v1\n" {
+			t.Errorf("committed %s = %q, want the remote copy take-remote kept", p, got)
+		}
+	})
+}

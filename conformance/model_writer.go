@@ -161,6 +161,11 @@ func (m *modelRun) actWriter(t *rapid.T, op string) {
 		})
 		unset()
 		m.expect(propNoSpuriousError, o.err == nil || o.fired, "resolve --take-remote %q with a local writer: %v", p, o.err)
+		if o.err == nil {
+			// Taking the remote settles the path: the syncer drops its
+			// mark, so a later unmarked deletion of it is not pushed.
+			delete(c.marks, p)
+		}
 		c.lastPull = nil
 	}
 	m.checkWriter(w)

@@ -67,9 +67,6 @@ func gcLog(ctx context.Context, b backend.Backend, opts GCOptions, now func() ti
 	logCut := storeNow.Add(-max(opts.OlderThan, MinLogGrace))
 	var del []backend.ObjectInfo
 	for _, seq := range seqs {
-		if !deleteLogEntries {
-			break
-		}
 		next, ok := at[seq+1]
 		if seq >= first.Manifest.Seq || !ok || next.ModTime.IsZero() || !next.ModTime.Before(logCut) {
 			break
@@ -116,15 +113,6 @@ func gcLog(ctx context.Context, b backend.Backend, opts GCOptions, now func() ti
 	}
 	return rep, rep.sweepData(ctx, b, opts.DryRun, young, marks, shards, objects, packs)
 }
-
-// deleteLogEntries turns on the deletion of old log entries. It is off:
-// with it on, the model-based harness found a sequence (Shared mode, mem,
-// rapid seed 20353436 under RAPID_SEED=20261201) in which a push
-// re-committed an entry a later commit had removed, and the cause is not
-// found yet. With it off gc keeps every log entry and what they
-// reference; the rules it would follow are tested (log4_test.go) with it
-// on.
-var deleteLogEntries = false
 
 // logSeqs lists the seqs of the log entries, ascending.
 func logSeqs(ctx context.Context, b backend.Backend) ([]uint64, map[uint64]backend.ObjectInfo, error) {

@@ -124,7 +124,6 @@ func TestLog_UnchangedRead_OneRequestWhileFresh(t *testing.T) {
 // deleted, and one starting from a hint gc left behind, still find the
 // head, never a deleted entry's absence taken for "nothing newer".
 func TestLog_GCDeletesPrefix_StaleReaderFindsHead(t *testing.T) {
-	defer index.EnableLogDeletion()()
 	clock := wrap.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	store := wrap.Clocked(mem.New(), clock)
 	ctx := context.Background()
@@ -174,7 +173,6 @@ func TestLog_GCDeletesPrefix_StaleReaderFindsHead(t *testing.T) {
 // the successor: gc may have deleted that successor, and creating it
 // again would fork the log. The commit lands on the real head.
 func TestLog_StaleBase_NeverRecreatesDeletedEntry(t *testing.T) {
-	defer index.EnableLogDeletion()()
 	clock := wrap.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	store := wrap.Clocked(mem.New(), clock)
 	ctx := context.Background()
@@ -300,7 +298,6 @@ func TestLog_Recover_UndoesABadCommit(t *testing.T) {
 // its successor was absent is never misled. Found by the model: its
 // quiescent gc runs on the real clock beside a store on the model's.
 func TestLog_GCClockAhead_DeletesByTheStoreClock(t *testing.T) {
-	defer index.EnableLogDeletion()()
 	clock := wrap.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	store := wrap.Clocked(mem.New(), clock)
 	ctx := context.Background()
@@ -339,7 +336,6 @@ func (s *stallHint) Put(ctx context.Context, key string, body io.ReadSeeker, siz
 // grace period of its start, however late its deletions run. Found by the
 // model (the gc actor pauses gc before a drawn request).
 func TestLog_GCPaused_KeepsWhatWasYoungAtItsStart(t *testing.T) {
-	defer index.EnableLogDeletion()()
 	clock := wrap.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	store := wrap.Clocked(mem.New(), clock)
 	ctx := context.Background()
@@ -384,25 +380,4 @@ func TestLog_HintAndMarkerGone_RecoverRepairs(t *testing.T) {
 		t.Fatalf("after recover: seq %d, want 3 in the log", h.Manifest.Seq)
 	}
 	mustExist(t, b, index.HistoryKey(0), true)
-}
-
-// gc as shipped keeps every log entry (index.deleteLogEntries is off).
-func TestLog_GC_KeepsEveryLogEntry(t *testing.T) {
-	clock := wrap.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	store := wrap.Clocked(mem.New(), clock)
-	for i := range 3 {
-		logCommit(t, store, clock.Now, map[string]string{"f": string(rune('1' + i))})
-	}
-	clock.Advance(3 * time.Hour)
-	logCommit(t, store, clock.Now, map[string]string{"f": "4"})
-	rep, err := index.GC(context.Background(), store, index.GCOptions{OlderThan: time.Hour, Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.History) != 0 {
-		t.Fatalf("gc deleted %d log entries, want none", len(rep.History))
-	}
-	for seq := uint64(1); seq <= 4; seq++ {
-		mustExist(t, store, index.LogKey(seq), true)
-	}
 }
