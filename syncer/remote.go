@@ -77,42 +77,54 @@ func (s *Syncer) readManifest(ctx context.Context, b backend.Backend) (index.Hea
 	return h, s.accept(h, base)
 }
 
+// fetchManifest reads the head, conditionally on the copy c this cache
+// holds when it has one, and caches what it read.
 func (s *Syncer) fetchManifest(ctx context.Context, b backend.Backend, c manifestCache) (index.Head, error) {
-	if c.version != "" {
-		if index.IsLogVersion(c.version) {
-			// A log bucket: ask for the entry after the one held.
-			m, derr := index.DecodeManifest(index.ManifestKey, c.data)
-			if derr == nil {
-				h, err := index.ReadHeadSince(ctx, b, index.Head{Manifest: m, Data: c.data, Version: c.version}, s.cfg.Now)
-				if err == nil || errors.Is(err, backend.ErrNotModified) {
-					s.cacheManifest(h.Data, h.Version, h.Manifest.Seq)
-					return h, nil
-				}
-				return h, err
-			}
-			// A damaged local copy: read the head afresh (below).
-		} else {
-			h, err := index.ReadManifest(ctx, b, backend.GetOptions{IfNoneMatch: c.version})
-			if errors.Is(err, backend.ErrNotModified) {
-				m, derr := index.DecodeManifest(index.ManifestKey, c.data)
-				if derr == nil {
-					return index.Head{Manifest: m, Data: c.data, Version: c.version}, nil
-				}
-				// A damaged local copy: ask for the bytes.
-			} else if err != nil {
-				return h, err
-			} else {
-				s.cacheManifest(h.Data, h.Version, h.Manifest.Seq)
-				return h, nil
-			}
-		}
+	h, err := s.readSince(ctx, b, c)
+	if errors.Is(err, errNoHeldCopy) {
+		h, err = index.ReadHead(ctx, b, s.cfg.Now)
 	}
-	h, err := index.ReadHead(ctx, b, s.cfg.Now)
 	if err != nil {
 		return h, err
 	}
 	s.cacheManifest(h.Data, h.Version, h.Manifest.Seq)
 	return h, nil
+}
+
+// errNoHeldCopy: the cache holds no copy of the head, or one that does not
+// decode, so the head is read whole.
+var errNoHeldCopy = errors.New("no held copy of the head")
+
+// readSince reads the head against the copy c: in a log bucket the entry
+// after c's, in version 3 the manifest If-None-Match c's version. The copy
+// is decoded only when it is the answer (or the log's starting point).
+func (s *Syncer) readSince(ctx context.Context, b backend.Backend, c manifestCache) (index.Head, error) {
+	if c.version == "" {
+		return index.Head{}, errNoHeldCopy
+	}
+	held := func() (index.Head, error) {
+		m, err := index.DecodeManifest(index.ManifestKey, c.data)
+		if err != nil {
+			return index.Head{}, errNoHeldCopy // a damaged local copy
+		}
+		return index.Head{Manifest: m, Data: c.data, Version: c.version}, nil
+	}
+	if index.IsLogVersion(c.version) {
+		known, err := held()
+		if err != nil {
+			return known, err
+		}
+		h, err := index.ReadHeadSince(ctx, b, known, s.cfg.Now)
+		if errors.Is(err, backend.ErrNotModified) {
+			err = nil // h is known, its observation renewed
+		}
+		return h, err
+	}
+	h, err := index.ReadManifest(ctx, b, backend.GetOptions{IfNoneMatch: c.version})
+	if errors.Is(err, backend.ErrNotModified) {
+		return held()
+	}
+	return h, err
 }
 
 // cacheManifest remembers a manifest read or written, unless a concurrent
