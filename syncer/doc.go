@@ -114,6 +114,9 @@
 // synced), local mtime and hydration of what the cache holds; the shards it
 // reconciled; a verified copy of shards it has read (they are immutable);
 // the dirty marks with a cap ([Config].DirtyCap) past which the next push
-// walks everything. A state file that cannot be read is moved aside and
-// silt re-verifies every file by hash; it never deletes because of it.
+// walks everything. A file's record is binary, in pages packed full (about
+// 150 bytes a file), because a push of a large cache reads all of them; a
+// state of an earlier build, whose records were JSON, is converted the
+// first time it is opened. A state file that cannot be read is moved aside
+// and silt re-verifies every file by hash; it never deletes because of it.
 package syncer

@@ -39,16 +39,17 @@ type local struct {
 // tmpDir holds downloads until they are verified and renamed into place.
 const tmpDir = index.InternalDir + "/tmp"
 
-// localFile is what a stat of one data path found.
+// localFile is what a stat of one data path found. The booleans come last:
+// a push's walk holds one per file, and apart they padded it by 8 bytes.
 type localFile struct {
-	exists  bool
 	size    int64
 	mtimeNs int64
-	exec    bool // the owner's execute bit, the one mode bit that syncs
 	// ino and ctimeNs identify the inode and its last change (Linux; 0
 	// elsewhere), for the check an install makes before replacing it.
 	ino     uint64
 	ctimeNs int64
+	exists  bool
+	exec    bool // the owner's execute bit, the one mode bit that syncs
 }
 
 // same reports whether two stats saw the same file, unchanged.

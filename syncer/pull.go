@@ -293,7 +293,7 @@ const noAction pullKind = -1
 func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, hasRec bool, d dirtySet, opts PullOptions) (pullAction, string) {
 	a := pullAction{kind: noAction, path: p, entry: e}
 	lf, err := s.local.stat(p)
-	o.examined(p)
+	o.examined(func() string { return p })
 	if err != nil {
 		if s.local.clashReason(p) != "" {
 			a.kind = pullBlocked
@@ -359,7 +359,7 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 func (s *Syncer) decideRemoved(o *op, p string, rec fileRecord, d dirtySet) (pullAction, string) {
 	a := pullAction{kind: pullForget, path: p}
 	lf, err := s.local.stat(p)
-	o.examined(p)
+	o.examined(func() string { return p })
 	if err != nil || !lf.exists {
 		return a, ""
 	}

@@ -2,17 +2,141 @@ package syncer
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 )
 
-// decodeRecord reads a record as putFile wrote it. encoding/json would do,
-// but a push of a large cache decodes one record per file, so the form
-// json.Marshal gives a fileRecord is read directly, and anything else
-// (older or hand-edited states) goes through encoding/json. A record that
+// A record is stored in a binary form (encodeRecord): a record of a
+// million-file cache is read on every push, and its JSON form (about 300
+// bytes, half-full pages) made the state database 845 MB, most of it
+// resident while a push read it. Records of earlier versions are JSON and
+// still read (decodeRecord); openState moves them to the binary form once.
+//
+// The form: recBinary, a flags byte, then varints size, mtime, verified and
+// off, then the content's sha256 and the pack's, each either 32 raw bytes
+// (recSHARaw, recPackRaw: the lower-case hex silt writes) or a uvarint
+// length and the string as it was.
+const recBinary = 0x01
+
+const (
+	recHydrated = 1 << iota
+	recExec
+	recSHARaw
+	recPackRaw
+	recKnown = recHydrated | recExec | recSHARaw | recPackRaw
+)
+
+// encodeRecord gives r's binary form.
+func encodeRecord(r fileRecord) []byte {
+	var flags byte
+	if r.Hydrated {
+		flags |= recHydrated
+	}
+	if r.Exec {
+		flags |= recExec
+	}
+	shaRaw, packRaw := isLowerHex32(r.SHA256), isLowerHex32(r.Pack)
+	if shaRaw {
+		flags |= recSHARaw
+	}
+	if packRaw {
+		flags |= recPackRaw
+	}
+	b := make([]byte, 0, 2+4*binary.MaxVarintLen64+64+4)
+	b = append(b, recBinary, flags)
+	b = binary.AppendVarint(b, r.Size)
+	b = binary.AppendVarint(b, r.MtimeNs)
+	b = binary.AppendVarint(b, r.VerifiedNs)
+	b = binary.AppendVarint(b, r.Off)
+	b = appendHexField(b, r.SHA256, shaRaw)
+	return appendHexField(b, r.Pack, packRaw)
+}
+
+func isLowerHex32(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func appendHexField(b []byte, s string, raw bool) []byte {
+	if raw {
+		b, _ = hex.AppendDecode(b, []byte(s)) // isLowerHex32 checked it
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// binRecord reads the binary form; keepSHA false leaves SHA256 and Pack
+// empty and reports only whether SHA256 was set, as decodeRecordFast does.
+func binRecord(v []byte, keepSHA bool) (r fileRecord, hasSHA, ok bool) {
+	if len(v) < 2 || v[0] != recBinary || v[1]&^recKnown != 0 {
+		return r, false, false
+	}
+	flags, b := v[1], v[2:]
+	r.Hydrated, r.Exec = flags&recHydrated != 0, flags&recExec != 0
+	for _, f := range []*int64{&r.Size, &r.MtimeNs, &r.VerifiedNs, &r.Off} {
+		n, w := binary.Varint(b)
+		if w <= 0 {
+			return fileRecord{}, false, false
+		}
+		*f, b = n, b[w:]
+	}
+	var sha, pack string
+	if sha, hasSHA, b, ok = hexField(b, flags&recSHARaw != 0, keepSHA); !ok {
+		return fileRecord{}, false, false
+	}
+	if pack, _, b, ok = hexField(b, flags&recPackRaw != 0, keepSHA); !ok || len(b) != 0 {
+		return fileRecord{}, false, false
+	}
+	r.SHA256, r.Pack = sha, pack
+	return r, hasSHA, true
+}
+
+// hexField reads one string of the binary form, rest being what follows.
+func hexField(b []byte, raw, keep bool) (s string, set bool, rest []byte, ok bool) {
+	if raw {
+		if len(b) < 32 {
+			return "", false, nil, false
+		}
+		if keep {
+			s = hex.EncodeToString(b[:32])
+		}
+		return s, true, b[32:], true
+	}
+	n, w := binary.Uvarint(b)
+	if w <= 0 || n > uint64(len(b)-w) {
+		return "", false, nil, false
+	}
+	b = b[w:]
+	if keep {
+		s = string(b[:n])
+	}
+	return s, n > 0, b[n:], true
+}
+
+// decodeRecord reads a record as putFile wrote it, or as an earlier
+// version did: the form json.Marshal gives a fileRecord is read directly,
+// since a push of a large cache decodes one record per file, and anything
+// else (hand-edited states) goes through encoding/json. A record that
 // does not decode, or names no content, is not a record: its file is
 // verified by hash.
 func decodeRecord(v []byte) (fileRecord, bool) {
+	if len(v) > 0 && v[0] == recBinary {
+		r, hasSHA, ok := binRecord(v, true)
+		if !ok || !hasSHA {
+			return fileRecord{}, false
+		}
+		return r, true
+	}
 	if r, hasSHA, ok := decodeRecordFast(v, true); ok {
 		if !hasSHA {
 			return fileRecord{}, false
@@ -97,10 +221,14 @@ func (s *recordScan) bool() bool {
 	return false
 }
 
-// decodeRecordFast reads the form json.Marshal gives a fileRecord; with
-// keepSHA false it leaves SHA256 empty and only reports whether it was
-// set (hasSHA), sparing a string per unchanged file.
+// decodeRecordFast reads the binary form or the one json.Marshal gives a
+// fileRecord; with keepSHA false it leaves SHA256 (and a binary record's
+// Pack) empty and only reports whether SHA256 was set (hasSHA), sparing a
+// string per unchanged file.
 func decodeRecordFast(v []byte, keepSHA bool) (r fileRecord, hasSHA, ok bool) {
+	if len(v) > 0 && v[0] == recBinary {
+		return binRecord(v, keepSHA)
+	}
 	s := recordScan{b: v, ok: true}
 	s.lit(`{"size":`)
 	r.Size = s.int()

@@ -2,7 +2,6 @@ package syncer
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -57,10 +56,10 @@ func (r fileRecord) unchanged(lf localFile) bool {
 func now() int64 { return time.Now().UnixNano() }
 
 var (
-	bucketFiles  = []byte("files")  // path -> fileRecord
-	bucketSynced = []byte("synced") // syncKey -> "": every entry of that shard reconciled here
-	bucketShards = []byte("shards") // shard id -> shard bytes (immutable, verified)
-	bucketDirty  = []byte("dirty")  // path -> mark number
+	bucketFiles  = []byte("records") // path -> fileRecord (encodeRecord)
+	bucketSynced = []byte("synced")  // syncKey -> "": every entry of that shard reconciled here
+	bucketShards = []byte("shards")  // shard id -> shard bytes (immutable, verified)
+	bucketDirty  = []byte("dirty")   // path -> mark number
 	bucketMeta   = []byte("meta")
 )
 
@@ -117,6 +116,9 @@ func openState(dir string, wait time.Duration) (*state, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		err = migrateRecords(db)
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("syncer: init %s: %w", file, err)
@@ -150,16 +152,24 @@ func (t stx) file(p string) (fileRecord, bool) {
 	if v == nil {
 		return fileRecord{}, false
 	}
-	var r fileRecord
-	if json.Unmarshal(v, &r) != nil || r.SHA256 == "" {
-		return fileRecord{}, false // unreadable record: re-verify by hash
-	}
-	return r, true
+	return decodeRecord(v) // false: unreadable, re-verify by hash
+}
+
+// recordFill packs the records' pages full: bbolt's default of half-full
+// pages on a split doubled the database. Records are mostly written in
+// sorted batches (putRecords), and a page is rewritten whole on any change
+// anyway, so full pages cost an insert little.
+const recordFill = 1.0
+
+// records returns the bucket of file records, ready for writing.
+func (t stx) records() *bolt.Bucket {
+	b := t.tx.Bucket(bucketFiles)
+	b.FillPercent = recordFill
+	return b
 }
 
 func (t stx) putFile(p string, r fileRecord) error {
-	v, _ := json.Marshal(r)
-	return t.tx.Bucket(bucketFiles).Put([]byte(p), v)
+	return t.records().Put([]byte(p), encodeRecord(r))
 }
 
 func (t stx) deleteFile(p string) error { return t.tx.Bucket(bucketFiles).Delete([]byte(p)) }
@@ -189,8 +199,8 @@ func (t stx) filesIn(r index.Range, fn func(p string, rec fileRecord) error) err
 		if r.Hi != "" && string(k) >= r.Hi {
 			break
 		}
-		var rec fileRecord
-		if json.Unmarshal(v, &rec) != nil || rec.SHA256 == "" {
+		rec, ok := decodeRecord(v)
+		if !ok {
 			continue
 		}
 		if err := fn(string(k), rec); err != nil {

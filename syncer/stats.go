@@ -199,17 +199,24 @@ func (o *op) planned(bytes int64) {
 }
 
 // examined counts one local file examined, and tells Config.Progress.
-func (o *op) examined(p string) {
+// path gives the file's path and is called only when someone listens: a
+// push of a million unchanged files makes no string of their paths.
+func (o *op) examined(path func() string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.stats.Local.Examined++
 	o.checked++
-	pr := Progress{Op: o.stats.Op, Phase: "check", Path: p, Checked: o.checked}
-	if fn := o.s.cfg.Progress; fn != nil && o.s.cfg.ProgressChecks {
-		fn(pr)
+	cfgFn, obsFn := o.s.cfg.Progress, o.obs.Progress
+	tellCfg, tellObs := cfgFn != nil && o.s.cfg.ProgressChecks, obsFn != nil && o.obs.ProgressChecks
+	if !tellCfg && !tellObs {
+		return
 	}
-	if fn := o.obs.Progress; fn != nil && o.obs.ProgressChecks {
-		fn(pr)
+	pr := Progress{Op: o.stats.Op, Phase: "check", Path: path(), Checked: o.checked}
+	if tellCfg {
+		cfgFn(pr)
+	}
+	if tellObs {
+		obsFn(pr)
 	}
 }
 
