@@ -37,7 +37,7 @@ import (
 const propSerialOrder property = "operations of one cache run at once give what some serial order gives"
 
 // concFigures counts what concurrent steps ran, for the totals line.
-var concFigures struct{ steps, ops, grouped, reordered atomic.Int64 }
+var concFigures struct{ steps, ops, grouped, pipelined, reordered atomic.Int64 }
 
 // concOp is one operation of the concurrent step.
 type concOp struct {
@@ -110,6 +110,9 @@ func (m *modelRun) actConcurrent(t *rapid.T, kind string) {
 	for _, o := range ops {
 		if cm := o.out.st.Commit; cm != nil && cm.Batch > 1 {
 			concFigures.grouped.Add(1)
+		}
+		if cm := o.out.st.Commit; cm != nil && cm.Pipelined {
+			concFigures.pipelined.Add(1)
 		}
 		if o.out.err != nil {
 			m.logf("  (%s: error: %v)", o.name, o.out.err)
@@ -436,8 +439,8 @@ func (m *modelRun) saveModel(c *mcache) func() {
 }
 
 func concTotals() string {
-	return fmt.Sprintf("%d concurrent steps (%d operations at once, %d pushes group-committed with another, %d outcomes matched only a later serial order)",
-		concFigures.steps.Load(), concFigures.ops.Load(), concFigures.grouped.Load(), concFigures.reordered.Load())
+	return fmt.Sprintf("%d concurrent steps (%d operations at once, %d pushes group-committed with another, %d pipelined on a commit in flight, %d outcomes matched only a later serial order)",
+		concFigures.steps.Load(), concFigures.ops.Load(), concFigures.grouped.Load(), concFigures.pipelined.Load(), concFigures.reordered.Load())
 }
 
 // cacheStore is the store under a cache's wrappers: in the Concurrent

@@ -38,6 +38,14 @@ type Proposal struct {
 	// (new shards). It runs beside the history copy of the base, before
 	// the swap; an error ends the commit with nothing swapped.
 	Write func(ctx context.Context) error
+	// After, when set on a log bucket, runs once Write has stored the
+	// shards and before the entry is created. It is for a proposal built
+	// on a predecessor still in flight (Speculate, pipelined commits): it
+	// waits for that predecessor and returns the head it landed as. A head
+	// of other bytes than the base, or an error, is a lost race: the base
+	// is read again and the proposal rebuilt, so an entry is never created
+	// on a predecessor that did not land.
+	After func(ctx context.Context) (Head, error)
 }
 
 // CommitOptions modify a Commit.
@@ -154,13 +162,17 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 					return CommitResult{Attempts: attempt}, err
 				}
 			}
-			h, err := commitLog(ctx, b, base, p.Next, now)
+			var h Head
+			base, err = landed(ctx, p, base)
+			if err == nil {
+				h, err = commitLog(ctx, b, base, p.Next, now)
+			}
 			switch {
 			case err == nil:
 				return CommitResult{Head: h, Attempts: attempt + 1}, nil
 			case ctx.Err() != nil:
 				return CommitResult{Attempts: attempt + 1}, ctx.Err()
-			case backend.IsPrecondition(err) || errors.Is(err, errLogStale):
+			case backend.IsPrecondition(err) || errors.Is(err, errLogStale) || errors.Is(err, errNotLanded):
 				lost++
 			case backend.IsRetryable(err) || errors.Is(err, backend.ErrOutcomeUnknown):
 				unknown++
@@ -241,6 +253,30 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 			return CommitResult{Attempts: attempt + 1}, err
 		}
 	}
+}
+
+// errNotLanded: the predecessor a proposal was built on did not land as
+// speculated. It is a lost race.
+var errNotLanded = errors.New("the predecessor the commit was built on did not land")
+
+// landed returns the base a log proposal commits on: base itself, or, for
+// a proposal built on a speculated predecessor (Proposal.After), that
+// predecessor as it landed, which must be base's bytes; errNotLanded when
+// it did not land so.
+func landed(ctx context.Context, p Proposal, base Head) (Head, error) {
+	if p.After == nil {
+		return base, nil
+	}
+	h, err := p.After(ctx)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return base, ctx.Err()
+	case err != nil:
+		return base, fmt.Errorf("%w: %w", errNotLanded, err)
+	case h.Manifest == nil || h.Manifest.Seq != base.Manifest.Seq || !bytes.Equal(h.Data, base.Data):
+		return base, fmt.Errorf("%w: it landed as another entry", errNotLanded)
+	}
+	return h, nil
 }
 
 // Backoff is the wait before retry attempt+1 of a manifest write: full

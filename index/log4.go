@@ -331,13 +331,7 @@ func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest
 	if !base.fresh(now()) {
 		return Head{}, errLogStale
 	}
-	n := *next
-	n.Format = LogFormat
-	n.Prev = ""
-	if base.Manifest.Seq != genesisSeq {
-		n.Prev = hashHex(base.Data)
-	}
-	data := EncodeManifest(&n)
+	n, data := logEntry(base, next)
 	key := LogKey(n.Seq)
 	sent := now()
 	info, err := backend.PutBytes(ctx, b, key, data, backend.Cond{IfAbsent: true})
@@ -354,13 +348,34 @@ func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest
 	if err != nil {
 		return Head{}, err
 	}
-	h := Head{Manifest: &n, Data: data, Version: logVersion(n.Seq, sent), Info: info}
+	h := Head{Manifest: n, Data: data, Version: logVersion(n.Seq, sent), Info: info}
 	if n.Seq%HintEvery == 0 {
 		// Best effort, sent once: a reader never depends on the hint
 		// being current, and a retry would wait out a per-object limit.
 		_, _ = backend.PutBytes(backend.SendOnce(ctx), b, ManifestKey, data, backend.Cond{})
 	}
 	return h, nil
+}
+
+// logEntry returns the entry that commits next on base, and its bytes.
+func logEntry(base Head, next *Manifest) (*Manifest, []byte) {
+	n := *next
+	n.Format = LogFormat
+	n.Prev = ""
+	if base.Manifest.Seq != genesisSeq {
+		n.Prev = hashHex(base.Data)
+	}
+	return &n, EncodeManifest(&n)
+}
+
+// Speculate returns the head that committing next on the log head base
+// gives if it lands, observed at now: a writer may build its next
+// proposal on it while that entry is in flight (pipelined commits), and
+// commits that proposal only through Proposal.After, once the entry has
+// landed as these bytes.
+func Speculate(base Head, next *Manifest, now time.Time) Head {
+	n, data := logEntry(base, next)
+	return Head{Manifest: n, Data: data, Version: logVersion(n.Seq, now)}
 }
 
 // ReadHead is ReadManifest without a condition, on the clock now (nil:

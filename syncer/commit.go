@@ -55,6 +55,7 @@ type commitResult struct {
 	noop      bool              // nothing to write: everything applied already or conflicted
 	attempts  int               // manifest compare-and-swaps sent
 	batch     int               // pushes merged into this commit (group commit)
+	pipelined bool              // built on a commit of this cache in flight, and landed on it
 	// rebased maps each new shard id to the sync key of the shard it was
 	// merged onto: a new shard is as reconciled locally as its base was,
 	// since it differs only by this writer's own changes.
@@ -65,7 +66,7 @@ type commitResult struct {
 // manifest. first, when set, is a manifest already read by this operation.
 // Every failed attempt leaves only unreferenced shard objects, never a torn
 // index.
-func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, first *index.Head, fence *Fence) (commitResult, error) {
+func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, first *index.Head, fence *Fence, pl pipeline) (commitResult, error) {
 	b := o.backend()
 	caps := b.Capabilities()
 	if !caps.ConditionalPut {
@@ -111,7 +112,11 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 		// The new shards go up beside the history copy of the manifest
 		// being superseded, before the swap: one more request, no more
 		// latency.
-		return index.Proposal{Next: next, Write: func(ctx context.Context) error { return s.writeShards(ctx, b, sh, r.written) }}, nil
+		p := index.Proposal{Next: next, Write: func(ctx context.Context) error { return s.writeShards(ctx, b, sh, r.written) }}
+		if head.IsLog() {
+			p.After = pl.after(head, next, sh, s.cfg.Now)
+		}
+		return p, nil
 	}
 	cr, err := index.Commit(ctx, b, *first, build, index.CommitOptions{
 		Attempts: s.cfg.CommitAttempts,
@@ -126,6 +131,9 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 	if cr.Noop {
 		return res, nil
 	}
+	// The first attempt is built on pred's speculation (pipeline.first), so
+	// landing on it means landing on pred.
+	res.pipelined = pl.pred != nil && cr.Attempts == 1
 	s.cacheManifest(cr.Head.Data, cr.Head.Version, cr.Head.Manifest.Seq) // our own write's version
 	if err := s.accept(cr.Head, base); err != nil {
 		return commitResult{}, err

@@ -105,6 +105,27 @@ func seedModel(t *testing.T, s *syncer.Syncer, dir string, n int) {
 	}
 }
 
+// twoVersions pushes "v1" as f0 of n models, then writes "v2-i" over
+// each and marks it, so that n pushes of one model each have one change.
+func twoVersions(t *testing.T, c *syncer.Syncer, n int, model func(int) string) {
+	t.Helper()
+	for i := range n {
+		writeFile(t, c, model(i)+"/f0", "v1")
+	}
+	if err := c.MarkAllDirty(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Push(t.Context(), syncer.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		writeFile(t, c, model(i)+"/f0", fmt.Sprint("v2-", i))
+		if err := c.MarkDirty(model(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 type opResult struct {
 	st  syncer.Stats
 	err error
@@ -630,21 +651,7 @@ func TestSyncer_Push_GroupCommitFailureFallsBackToEachAlone(t *testing.T) {
 	g.armed.Store(false)
 	c := openCache(t, g)
 	model := func(i int) string { return fmt.Sprintf("data/t/m%d", i) }
-	for i := range n {
-		writeFile(t, c, model(i)+"/f0", "v1")
-	}
-	if err := c.MarkAllDirty(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Push(t.Context(), syncer.PushOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		writeFile(t, c, model(i)+"/f0", fmt.Sprint("v2-", i))
-		if err := c.MarkDirty(model(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	twoVersions(t, c, n, model)
 	allQueued := make(chan struct{})
 	var once sync.Once
 	syncer.ObserveCommitQueue(c, func(q int) {

@@ -25,6 +25,14 @@ func ObserveCommitQueue(s *Syncer, fn func(n int)) {
 	s.group.onQueue = fn
 }
 
+// ObservePipelineWait makes s call fn each time a commit, its shards
+// stored, begins to wait for the commit in flight it built on.
+func ObservePipelineWait(s *Syncer, fn func()) {
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	s.group.onWait = fn
+}
+
 // Hashes returns how many files s has hashed since it was opened.
 func Hashes(s *Syncer) int64 { return s.local.hashes.Load() }
 

@@ -18,6 +18,10 @@ type CommitStats struct {
 	// 1 when the push committed alone. The commit's requests are counted
 	// in the Stats of the push that led it.
 	Batch int `json:"batch"`
+	// Pipelined reports that the commit was built on another commit of
+	// this cache while that one's log entry was in flight, and landed
+	// right after it (format 4; FORMAT.md, "Pipelined commits").
+	Pipelined bool `json:"pipelined,omitempty"`
 }
 
 // committer merges the commits of pushes that reach the commit step at the
@@ -36,9 +40,15 @@ type committer struct {
 	// and shard writes) and a re-read whenever no other writer came in
 	// between (see freshest).
 	last *index.Head
+	// tail is the latest log commit whose entry is about to be created or
+	// in flight: the next leader builds on it (pipeline.go).
+	tail *inflight
 	// onQueue, when set (by tests), is called with the queue length after
 	// each push queues behind a running commit.
 	onQueue func(n int)
+	// onWait, when set (by tests), is called when a commit, its shards
+	// stored, begins to wait for the commit in flight it built on.
+	onWait func()
 }
 
 // commitReq is one push waiting to commit.
@@ -49,9 +59,10 @@ type commitReq struct {
 	head *index.Head
 	wake chan struct{} // closed when the outcome is set, or on promotion
 	// Set under committer.mu before wake closes.
-	lead  bool // this request leads the next commit
-	taken bool // a leader took it into its batch
-	alone bool // the combined commit failed: commit alone
+	lead  bool      // this request leads the next commit
+	pred  *inflight // the commit in flight when it was made to lead
+	taken bool      // a leader took it into its batch
+	alone bool      // the combined commit failed: commit alone
 	res   commitResult
 	err   error
 }
@@ -60,14 +71,14 @@ type commitReq struct {
 // when there are any. Commits under a fence or a commit lock go alone.
 func (s *Syncer) commitGrouped(ctx context.Context, o *op, sh *shards, ch changeSet, first *index.Head, fence *Fence) (commitResult, error) {
 	if fence != nil || !o.backend().Capabilities().ConditionalPut {
-		return s.commitAlone(ctx, o, sh, ch, first, fence)
+		return s.commitAlone(ctx, o, sh, ch, first, fence, pipeline{})
 	}
 	c := &s.group
 	r := &commitReq{o: o, sh: sh, ch: ch, head: first, wake: make(chan struct{})}
 	c.mu.Lock()
 	c.queue = append(c.queue, r)
 	if !c.busy {
-		c.busy, r.lead = true, true
+		c.busy, r.lead, r.pred = true, true, c.tail
 	}
 	leader, n, hook := r.lead, len(c.queue), c.onQueue
 	c.mu.Unlock()
@@ -92,7 +103,7 @@ func (s *Syncer) commitGrouped(ctx context.Context, o *op, sh *shards, ch change
 		c.mu.Unlock()
 		switch {
 		case alone:
-			return s.commitAlone(ctx, o, sh, ch, nil, nil)
+			return s.commitAlone(ctx, o, sh, ch, nil, nil, pipeline{})
 		case !lead:
 			return r.res, r.err
 		}
@@ -103,18 +114,23 @@ func (s *Syncer) commitGrouped(ctx context.Context, o *op, sh *shards, ch change
 	for _, m := range batch {
 		m.taken = true
 	}
+	turn := &leadTurn{c: c, me: &inflight{done: make(chan struct{})}}
+	pl := pipeline{pred: r.pred, turn: turn}
 	c.mu.Unlock()
-	s.commitBatch(ctx, o, batch)
+	turn.me.head, turn.me.err = s.commitBatch(ctx, o, batch, pl)
+	close(turn.me.done)
 	c.mu.Lock()
 	for _, m := range batch {
 		if m.err == nil && !m.alone && !m.res.noop && m.res.head.Manifest != nil {
 			c.newerLocked(&m.res.head)
 		}
 	}
-	if len(c.queue) > 0 {
-		c.promoteLocked()
-	} else {
-		c.busy = false
+	if c.tail == turn.me {
+		c.tail = nil
+	}
+	if !turn.over {
+		turn.over = true
+		c.handOnLocked()
 	}
 	for _, m := range batch {
 		if m != r {
@@ -124,14 +140,14 @@ func (s *Syncer) commitGrouped(ctx context.Context, o *op, sh *shards, ch change
 	alone := r.alone
 	c.mu.Unlock()
 	if alone {
-		return s.commitAlone(ctx, o, sh, ch, nil, nil)
+		return s.commitAlone(ctx, o, sh, ch, nil, nil, pipeline{})
 	}
 	return r.res, r.err
 }
 
 // commitAlone commits ch by itself, as a batch of one.
-func (s *Syncer) commitAlone(ctx context.Context, o *op, sh *shards, ch changeSet, first *index.Head, fence *Fence) (commitResult, error) {
-	res, err := s.commit(ctx, o, sh, ch, first, fence)
+func (s *Syncer) commitAlone(ctx context.Context, o *op, sh *shards, ch changeSet, first *index.Head, fence *Fence, pl pipeline) (commitResult, error) {
+	res, err := s.commit(ctx, o, sh, ch, first, fence, pl)
 	res.batch = 1
 	return res, err
 }
@@ -163,10 +179,19 @@ func (s *Syncer) freshest(h *index.Head) *index.Head {
 	return last
 }
 
+// handOnLocked passes the lead to the first queued request, or frees it.
+func (c *committer) handOnLocked() {
+	if len(c.queue) > 0 {
+		c.promoteLocked()
+	} else {
+		c.busy = false
+	}
+}
+
 // promoteLocked makes the first queued request lead the next commit.
 func (c *committer) promoteLocked() {
 	next := c.queue[0]
-	next.lead = true
+	next.lead, next.pred = true, c.tail
 	close(next.wake)
 }
 
@@ -182,22 +207,23 @@ func (c *committer) withdrawLocked(r *commitReq) {
 	if !r.lead {
 		return
 	}
-	if len(c.queue) > 0 {
-		c.promoteLocked()
-	} else {
-		c.busy = false
-	}
+	c.handOnLocked()
 }
 
 // commitBatch commits the batch as one compare-and-swap, under the
-// leader's context and request counter, and sets each request's outcome.
-// A batch of one commits exactly as a lone push does. When the combined
-// commit fails, every request is marked to commit alone.
-func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq) {
+// leader's context and request counter, and sets each request's outcome;
+// it returns the head the commit left, or its error. A batch of one
+// commits exactly as a lone push does. When the combined commit fails,
+// every request is marked to commit alone. The commit builds on pl.pred
+// when there is one (pipeline.go).
+func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq, pl pipeline) (index.Head, error) {
 	if len(batch) == 1 {
 		r := batch[0]
-		r.res, r.err = s.commitAlone(ctx, r.o, r.sh, r.ch, s.freshest(r.head), nil)
-		return
+		if pl.pred != nil {
+			r.sh.absorb(pl.pred.sh)
+		}
+		r.res, r.err = s.commitAlone(ctx, r.o, r.sh, r.ch, pl.first(s.freshest(r.head)), nil, pl)
+		return r.res.head, r.err
 	}
 	// Scope locks keep concurrent pushes' paths apart; a request that
 	// shares a path with an earlier one all the same commits alone.
@@ -223,21 +249,27 @@ func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq) {
 		sh.absorb(r.sh)
 		members = append(members, r)
 	}
+	if pl.pred != nil {
+		sh.absorb(pl.pred.sh)
+	}
 	if len(members) == 1 {
 		r := members[0]
-		r.res, r.err = s.commitAlone(ctx, r.o, r.sh, r.ch, s.freshest(r.head), nil)
-		return
+		if pl.pred != nil {
+			r.sh.absorb(pl.pred.sh)
+		}
+		r.res, r.err = s.commitAlone(ctx, r.o, r.sh, r.ch, pl.first(s.freshest(r.head)), nil, pl)
+		return r.res.head, r.err
 	}
-	res, err := s.commit(ctx, o, sh, ch, nil, nil)
+	res, err := s.commit(ctx, o, sh, ch, pl.first(nil), nil, pl)
 	if err != nil {
 		for _, r := range members {
 			r.alone = true
 		}
-		return
+		return index.Head{}, err
 	}
 	claims := shardClaims(res, owner)
 	for _, r := range members {
-		mine := commitResult{head: res.head, written: res.written, noop: res.noop, attempts: res.attempts, batch: len(members),
+		mine := commitResult{head: res.head, written: res.written, noop: res.noop, attempts: res.attempts, batch: len(members), pipelined: res.pipelined,
 			skipped: map[string]bool{}, conflicts: map[string]string{}, rebased: map[string]string{}}
 		for p := range r.ch.removals {
 			if res.skipped[p] {
@@ -261,6 +293,7 @@ func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq) {
 		}
 		r.res = mine
 	}
+	return res.head, nil
 }
 
 // pathsMeet reports whether ch changes a path already owned.

@@ -98,7 +98,7 @@ func (s *Syncer) commitPrepared(ctx context.Context, o *op, pm *prepared, fence 
 			return err
 		}
 		o.stats.Seq = r.head.Manifest.Seq
-		o.stats.Commit = &CommitStats{Attempts: r.attempts, Batch: r.batch}
+		o.stats.Commit = &CommitStats{Attempts: r.attempts, Batch: r.batch, Pipelined: r.pipelined}
 		o.mark("commit")
 		res = &r
 	}

@@ -40,6 +40,8 @@ export interface CommitStats {
   attempts: number;
   /** Pushes merged into that one commit. */
   batch: number;
+  /** Built on another commit of the cache while that one's log entry was in flight (format 4). */
+  pipelined?: boolean;
 }
 
 /** What one operation did (syncer.Stats, FORMAT.md "Operation statistics"). */
