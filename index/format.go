@@ -240,9 +240,11 @@ func DecodeShard(id string, r Range, data []byte) (map[string]Entry, error) {
 	if got := ShardID(data); got != id {
 		return nil, corrupt(key, "content hash %s does not match its name", got)
 	}
-	var f shardFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, corrupt(key, "%v", err)
+	f, ok := decodeShardFast(data)
+	if !ok {
+		if err := json.Unmarshal(data, &f); err != nil {
+			return nil, corrupt(key, "%v", err)
+		}
 	}
 	if err := checkFormat(key, f.Format); err != nil {
 		return nil, err
