@@ -273,7 +273,7 @@ func landed(ctx context.Context, p Proposal, base Head) (Head, error) {
 		return base, ctx.Err()
 	case err != nil:
 		return base, fmt.Errorf("%w: %w", errNotLanded, err)
-	case h.Manifest == nil || h.Manifest.Seq != base.Manifest.Seq || !bytes.Equal(h.Data, base.Data):
+	case !h.Same(base):
 		return base, fmt.Errorf("%w: it landed as another entry", errNotLanded)
 	}
 	return h, nil

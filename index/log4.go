@@ -16,6 +16,7 @@ package index
 // and falls back to a listing when N is gone too.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -96,6 +97,12 @@ func (h Head) IsLog() bool { return h.Manifest != nil && h.Manifest.Format >= Lo
 func (h Head) Observed() time.Time {
 	_, t, _ := parseLogVersion(h.Version)
 	return t
+}
+
+// Same reports whether h and o are one head: the same seq and bytes,
+// whenever and by whom each was observed.
+func (h Head) Same(o Head) bool {
+	return h.Manifest != nil && o.Manifest != nil && h.Manifest.Seq == o.Manifest.Seq && bytes.Equal(h.Data, o.Data)
 }
 
 // fresh reports whether h's observation still proves an absent successor.

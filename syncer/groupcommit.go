@@ -218,12 +218,7 @@ func (c *committer) withdrawLocked(r *commitReq) {
 // when there is one (pipeline.go).
 func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq, pl pipeline) (index.Head, error) {
 	if len(batch) == 1 {
-		r := batch[0]
-		if pl.pred != nil {
-			r.sh.absorb(pl.pred.sh)
-		}
-		r.res, r.err = s.commitAlone(ctx, r.o, r.sh, r.ch, pl.first(s.freshest(r.head)), nil, pl)
-		return r.res.head, r.err
+		return s.commitOne(ctx, batch[0], pl)
 	}
 	// Scope locks keep concurrent pushes' paths apart; a request that
 	// shares a path with an earlier one all the same commits alone.
@@ -249,16 +244,11 @@ func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq, pl 
 		sh.absorb(r.sh)
 		members = append(members, r)
 	}
+	if len(members) == 1 {
+		return s.commitOne(ctx, members[0], pl)
+	}
 	if pl.pred != nil {
 		sh.absorb(pl.pred.sh)
-	}
-	if len(members) == 1 {
-		r := members[0]
-		if pl.pred != nil {
-			r.sh.absorb(pl.pred.sh)
-		}
-		r.res, r.err = s.commitAlone(ctx, r.o, r.sh, r.ch, pl.first(s.freshest(r.head)), nil, pl)
-		return r.res.head, r.err
 	}
 	res, err := s.commit(ctx, o, sh, ch, pl.first(nil), nil, pl)
 	if err != nil {
@@ -294,6 +284,16 @@ func (s *Syncer) commitBatch(ctx context.Context, o *op, batch []*commitReq, pl 
 		r.res = mine
 	}
 	return res.head, nil
+}
+
+// commitOne commits r's changes as a lone push does, on pred's
+// speculated head when there is one (with the shards it names at hand).
+func (s *Syncer) commitOne(ctx context.Context, r *commitReq, pl pipeline) (index.Head, error) {
+	if pl.pred != nil {
+		r.sh.absorb(pl.pred.sh)
+	}
+	r.res, r.err = s.commitAlone(ctx, r.o, r.sh, r.ch, pl.first(s.freshest(r.head)), nil, pl)
+	return r.res.head, r.err
 }
 
 // pathsMeet reports whether ch changes a path already owned.

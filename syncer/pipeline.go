@@ -1,7 +1,6 @@
 package syncer
 
 import (
-	"bytes"
 	"context"
 	"time"
 
@@ -62,7 +61,7 @@ func (pl pipeline) first(h *index.Head) *index.Head {
 // when there is neither to do.
 func (pl pipeline) after(head index.Head, next *index.Manifest, sh *shards, now func() time.Time) func(context.Context) (index.Head, error) {
 	pred := pl.pred
-	if pred != nil && !sameHead(head, pred.spec) {
+	if pred != nil && !head.Same(pred.spec) {
 		pred = nil // a rebuild on a head read afresh
 	}
 	if pred == nil && pl.turn == nil {
@@ -80,7 +79,7 @@ func (pl pipeline) after(head index.Head, next *index.Manifest, sh *shards, now 
 				}
 			}
 			var err error
-			if h, err = pred.wait(ctx); err != nil || !sameHead(h, head) {
+			if h, err = pred.wait(ctx); err != nil || !h.Same(head) {
 				return h, err // index.Commit takes it for a lost race
 			}
 		}
@@ -112,9 +111,4 @@ func (lt *leadTurn) announce(spec index.Head, sh *shards) {
 	lt.me.spec, lt.me.sh = spec, sh
 	c.tail = lt.me
 	c.handOnLocked()
-}
-
-// sameHead reports whether a and b are one head (the same entry bytes).
-func sameHead(a, b index.Head) bool {
-	return a.Manifest != nil && b.Manifest != nil && a.Manifest.Seq == b.Manifest.Seq && bytes.Equal(a.Data, b.Data)
 }
