@@ -118,7 +118,7 @@ func (s *Syncer) reconcileIntents() error {
 			done[p] = outcome{} // nothing (regular) there: nothing to settle
 			continue
 		}
-		sum, hlf, err := s.local.hash(p)
+		sum, hlf, _, err := s.local.hash(p, clockStamp{})
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("verify %s: %w", p, err)
 		}

@@ -18,3 +18,13 @@ func fileID(fi fs.FileInfo) (ino uint64, ctimeNs int64) {
 	}
 	return st.Ino, st.Ctim.Nano()
 }
+
+// fileDev is the device of a stat: a stamp of the file system's clock
+// proves only files of the file system it was taken on.
+func fileDev(fi fs.FileInfo) (uint64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return uint64(st.Dev), true //nolint:unconvert // uint32 on some architectures
+}

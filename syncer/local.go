@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/siltsync/silt/index"
@@ -116,24 +117,32 @@ func (l *local) open(p string) (*os.File, error) {
 }
 
 // hash returns the sha256 of the file at p, with the size and mtime of the
-// bytes hashed.
-func (l *local) hash(p string) (sum string, lf localFile, err error) {
+// bytes hashed, and whether the clock stamp c, taken before the read,
+// proves them (see clockStamp).
+func (l *local) hash(p string, c clockStamp) (sum string, lf localFile, proved bool, err error) {
 	l.hashes.Add(1)
 	f, err := l.open(p)
 	if err != nil {
-		return "", localFile{}, err
+		return "", localFile{}, false, err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", localFile{}, fmt.Errorf("hash %s: %w", p, err)
+	buf := hashBufs.Get().(*[]byte)
+	defer hashBufs.Put(buf)
+	// The struct hides the file's WriteTo, which would allocate a buffer
+	// of its own for every file.
+	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf); err != nil {
+		return "", localFile{}, false, fmt.Errorf("hash %s: %w", p, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		return "", localFile{}, err
+		return "", localFile{}, false, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), infoFile(fi), nil
+	return hex.EncodeToString(h.Sum(nil)), infoFile(fi), c.proves(fi), nil
 }
+
+// hashBufs are the read buffers of hash: a step hashes many small files.
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // installIn writes r to p atomically: a temporary file, checked against
 // the entry before it is renamed into place, so a reader never sees a

@@ -23,6 +23,7 @@ type upload struct {
 	local  localFile
 	rec    fileRecord
 	hasRec bool
+	proved bool // the operation's clock stamp proves local (clockStamp)
 }
 
 // base is the sha256 this cache last synced for the path ("" = new).
@@ -187,7 +188,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan
 	if err != nil {
 		return err
 	}
-	unreadable, err := s.hashAll(ctx, check)
+	unreadable, err := s.hashAll(ctx, o, check)
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan
 		}
 		if u.hasRec && u.rec.Hydrated && u.sha == u.rec.SHA256 && !u.local.execDiffers(u.rec.Exec) {
 			rec := u.rec
-			rec.MtimeNs, rec.Size, rec.VerifiedNs = u.local.mtimeNs, u.local.size, now()
+			rec.MtimeNs, rec.Size, rec.VerifiedNs = u.local.mtimeNs, u.local.size, verifiedNs(u.local, u.proved)
 			lp.touch = append(lp.touch, pullDone{u.path, &rec})
 			unchanged++
 			continue
@@ -234,8 +235,12 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan
 // be read (permission denied, gone since the walk, a directory now) has
 // its reason at its index in unreadable, and the others are hashed: one
 // such file never aborts a push. The error is the context's.
-func (s *Syncer) hashAll(ctx context.Context, us []upload) (unreadable []string, err error) {
+func (s *Syncer) hashAll(ctx context.Context, o *op, us []upload) (unreadable []string, err error) {
 	unreadable = make([]string, len(us))
+	if len(us) == 0 {
+		return unreadable, nil
+	}
+	stamp := o.clock.get(&s.local)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, walkWorkers())
 	for i := range us {
@@ -245,12 +250,12 @@ func (s *Syncer) hashAll(ctx context.Context, us []upload) (unreadable []string,
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			sum, hashed, err := s.local.hash(us[i].path)
+			sum, hashed, proved, err := s.local.hash(us[i].path, stamp)
 			if err != nil {
 				unreadable[i] = unreadableReason(err)
 				return
 			}
-			us[i].sha, us[i].local = sum, hashed
+			us[i].sha, us[i].local, us[i].proved = sum, hashed, proved
 		})
 	}
 	wg.Wait()

@@ -97,6 +97,9 @@ type pullAction struct {
 	// won is set when the remote edit wins over a local deletion: it is
 	// installed and reported as settled, not as a conflict.
 	won bool
+	// proved is set when the operation's clock stamp proves the hash of
+	// local (clockStamp): its record is trusted by stat from now on.
+	proved bool
 }
 
 // want is what installing a's download may replace: the file the plan saw.
@@ -304,7 +307,7 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 	a.local = lf
 	synced := hasRec && rec.Hydrated
 	if lf.exists {
-		sum, err := s.localSHA(p, lf, rec, synced)
+		sum, proved, err := s.localSHA(o, p, lf, rec, synced)
 		if err != nil {
 			return a, "cannot read local file: " + err.Error()
 		}
@@ -317,8 +320,10 @@ func (s *Syncer) decideEntry(o *op, p string, e index.Entry, rec fileRecord, has
 				return a, ""
 			}
 			o.add(func(st *Stats) { st.Files.Unchanged++ })
-			if !synced || rec.SHA256 != sum || rec.MtimeNs != lf.mtimeNs || rec.Exec != e.Exec {
-				a.kind = pullRecord
+			// A proved hash is recorded too, so the next operation trusts
+			// the stat instead of hashing the file again.
+			if !synced || rec.SHA256 != sum || rec.MtimeNs != lf.mtimeNs || rec.Exec != e.Exec || proved {
+				a.kind, a.proved = pullRecord, proved
 			}
 			return a, ""
 		case synced && rec.SHA256 == e.SHA256:
@@ -366,7 +371,7 @@ func (s *Syncer) decideRemoved(o *op, p string, rec fileRecord, d dirtySet) (pul
 	// A lazy record with a file in its place is judged by content like a
 	// hydrated one: forgetting the record would let the next push
 	// re-create what the peer deleted.
-	sum, err := s.localSHA(p, lf, rec, rec.Hydrated)
+	sum, _, err := s.localSHA(o, p, lf, rec, rec.Hydrated)
 	reason := ""
 	switch {
 	case err != nil:
@@ -387,13 +392,15 @@ func (s *Syncer) decideRemoved(o *op, p string, rec fileRecord, d dirtySet) (pul
 }
 
 // localSHA returns the content hash of the local file, trusting the record
-// only when size and mtime still match what this machine verified.
-func (s *Syncer) localSHA(p string, lf localFile, rec fileRecord, synced bool) (string, error) {
+// only when size and mtime still match what this machine verified, and
+// whether the operation's clock stamp proves a hash made of the file the
+// stat lf saw (clockStamp).
+func (s *Syncer) localSHA(o *op, p string, lf localFile, rec fileRecord, synced bool) (sum string, proved bool, err error) {
 	if synced && rec.unchanged(lf) {
-		return rec.SHA256, nil
+		return rec.SHA256, false, nil
 	}
-	sum, _, err := s.local.hash(p)
-	return sum, err
+	sum, hashed, proved, err := s.local.hash(p, o.clock.get(&s.local))
+	return sum, proved && hashed.same(lf), err
 }
 
 // pullDone is an action carried out, with the record to store.
@@ -499,7 +506,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) (done []pul
 	for _, a := range plan.actions {
 		switch a.kind {
 		case pullRecord:
-			record(pullDone{path: a.path, record: &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: a.entry.Exec}})
+			record(pullDone{path: a.path, record: &fileRecord{Size: a.local.size, SHA256: a.entry.SHA256, MtimeNs: a.local.mtimeNs, Hydrated: true, VerifiedNs: verifiedNs(a.local, a.proved), Exec: a.entry.Exec}})
 		case pullChmod:
 			lf, err := s.local.chmod(a.path, a.entry.Exec)
 			if err != nil {

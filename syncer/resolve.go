@@ -155,7 +155,7 @@ func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, opts ResolveOp
 	_ = s.st.view(func(t stx) error { old, hasRec = t.file(p); return nil })
 	sum := ""
 	if keep == TakeRemote && lf.exists {
-		if sum, err = s.localSHA(p, lf, old, hasRec && old.Hydrated); err != nil {
+		if sum, _, err = s.localSHA(o, p, lf, old, hasRec && old.Hydrated); err != nil {
 			return err
 		}
 		edited := !hasRec || sum != old.SHA256

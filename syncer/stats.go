@@ -159,6 +159,7 @@ type op struct {
 	ex                    *ignore.Matcher // the operation's exclude rules; nil: none
 	tr                    opTrace         // Config.Tracer's spans (trace.go)
 	obs                   Observer        // the caller's, from the context (observe.go)
+	clock                 opClock         // the file system's time before the first hash (clock.go)
 }
 
 func (s *Syncer) begin(ctx context.Context, name string) *op {
