@@ -35,6 +35,9 @@ type local struct {
 	// failOpen, set by tests, fails the opens of data files it names: the
 	// way to make a file unreadable to root.
 	failOpen func(p string) error
+	// fast resolves a path in one system call where the kernel can
+	// (beneath_linux.go).
+	fast beneath
 }
 
 // tmpDir holds downloads until they are verified and renamed into place.
@@ -87,6 +90,9 @@ func (l *local) explain(p string, err error) error {
 // stat looks at one data path. A symlink, directory or device at the path is
 // refused: silt syncs regular files only and never follows a link.
 func (l *local) stat(p string) (localFile, error) {
+	if lf, ok := l.statBeneath(p); ok {
+		return lf, nil
+	}
 	fi, err := l.dir.Lstat(l.name(p))
 	if errors.Is(err, fs.ErrNotExist) {
 		return localFile{}, nil
@@ -111,6 +117,9 @@ func (l *local) open(p string) (*os.File, error) {
 		if err := l.failOpen(p); err != nil {
 			return nil, &fs.PathError{Op: "open", Path: p, Err: err}
 		}
+	}
+	if f, ok := l.openFileBeneath(p); ok {
+		return f, nil
 	}
 	f, err := l.dir.Open(l.name(p))
 	return f, l.explain(p, err)

@@ -207,11 +207,18 @@ func (sh *shards) get(ctx context.Context, m *index.Manifest, i int) (map[string
 	if ok {
 		return e, nil
 	}
+	if e, ok := sh.s.memo.get(id, m.Range(i)); ok {
+		sh.mu.Lock()
+		sh.loaded[id] = e
+		sh.mu.Unlock()
+		return e, nil
+	}
 	var data []byte
 	_ = sh.s.st.view(func(t stx) error { data = t.cachedShard(id); return nil })
 	if data != nil {
 		entries, err := index.DecodeShard(id, m.Range(i), data)
 		if err == nil {
+			sh.s.memo.put(id, entries)
 			sh.mu.Lock()
 			sh.loaded[id] = entries
 			sh.mu.Unlock()
@@ -224,6 +231,7 @@ func (sh *shards) get(ctx context.Context, m *index.Manifest, i int) (map[string
 	if err != nil {
 		return nil, err
 	}
+	sh.s.memo.put(id, entries)
 	sh.mu.Lock()
 	sh.loaded[id] = entries
 	sh.fetched[id] = data
@@ -246,6 +254,7 @@ func (sh *shards) prefetch(ctx context.Context, m *index.Manifest, is []int, lim
 
 // remember adds a shard this operation wrote, so later reads need no GET.
 func (sh *shards) remember(id string, data []byte, entries map[string]index.Entry) {
+	sh.s.memo.put(id, entries)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	sh.loaded[id] = entries

@@ -161,6 +161,7 @@ type Syncer struct {
 	rmu    sync.Mutex    // guards mcache and seen, never held across a request
 	mcache manifestCache // persisted with each operation's state
 	seen   seen          // the highest manifest seen, persisted likewise
+	memo   shardMemo     // decoded shards, across operations (shardmemo.go)
 }
 
 // Open binds cfg.Dir to cfg.Backend. It creates Dir if needed and opens the
@@ -267,7 +268,7 @@ func (s *Syncer) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	return errors.Join(s.local.dir.Close(), s.st.close())
+	return errors.Join(s.local.fast.close(), s.local.dir.Close(), s.st.close())
 }
 
 // ErrClosed is returned by operations on a closed Syncer.
