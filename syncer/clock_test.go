@@ -2,6 +2,8 @@ package syncer_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -74,4 +76,77 @@ func TestSyncer_ClockStamp_ProvedHashIsNotRepeated(t *testing.T) {
 	s = d
 	hashes("push after an install", n+2, n+2, push)
 	hashes("push again after an install", 0, n+2, push)
+}
+
+// The stamp is taken before the first file is opened, never after: a
+// write that lands while a push is hashing gets an mtime at or after the
+// stamp, so its record stays racy, and a second write in the same tick
+// of the file system's clock (the same mtime, the same size) is still
+// found by the next push. A stamp taken after the read would have proved
+// the first write's mtime and let the second one pass unseen.
+func TestSyncer_ClockStamp_WriteDuringTheHashIsFoundLater(t *testing.T) {
+	store := mem.New()
+	s := openCache(t, store)
+	writeAt(t, s.Root(), "m/f", "v1", time.Now().Add(-time.Hour))
+	wrote := false
+	syncer.FailOpen(s, func(p string) error {
+		if p != "m/f" || wrote {
+			return nil
+		}
+		wrote = true
+		// v2 lands after the stamp, before the read, in the stamp's tick;
+		// then the file system's clock moves on, so a stamp taken after
+		// the read would be later than v2's mtime and prove it.
+		fi, err := os.Stat(filepath.Join(s.Root(), ".silt", "clock"))
+		if err != nil {
+			return err
+		}
+		f := filepath.Join(s.Root(), "m", "f")
+		if err := os.WriteFile(f, []byte("v2"), 0o644); err != nil {
+			return err
+		}
+		if err := os.Chtimes(f, fi.ModTime(), fi.ModTime()); err != nil {
+			return err
+		}
+		probe := filepath.Join(s.Root(), "probe")
+		for {
+			if err := os.WriteFile(probe, nil, 0o644); err != nil {
+				return err
+			}
+			pi, err := os.Stat(probe)
+			if err != nil || pi.ModTime().After(fi.ModTime()) {
+				return err
+			}
+		}
+	})
+	if _, err := s.Push(t.Context(), syncer.PushOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	syncer.FailOpen(s, nil)
+	if err := os.Remove(filepath.Join(s.Root(), "probe")); err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(s.Root(), "m", "f")
+	fi, err := os.Stat(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, s, "m/f", "v3")
+	if err := os.Chtimes(full, fi.ModTime(), fi.ModTime()); err != nil { // the same tick as v2
+		t.Fatal(err)
+	}
+	st, err := s.Push(t.Context(), syncer.PushOptions{All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files.Uploaded != 1 {
+		t.Fatalf("the second push uploaded %d files; the write of v3 in v2's tick was missed", st.Files.Uploaded)
+	}
+	peer := openCache(t, store)
+	if _, err := peer.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, peer, "m/f"); got != "v3" {
+		t.Fatalf("the bucket holds %q, want v3", got)
+	}
 }
