@@ -24,13 +24,14 @@ import (
 type beneath struct {
 	once sync.Once
 	dir  *os.File    // the cache directory; nil if it could not be opened
+	fd   int         // dir's descriptor
 	off  atomic.Bool // openat2 is missing: never try again
 }
 
 var beneathHow = unix.OpenHow{Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
 
-// open returns a descriptor of name (a path inside the cache directory),
-// or false.
+// openBeneath returns a descriptor of name (a path inside the cache
+// directory), or false.
 func (l *local) openBeneath(name string, flags int) (int, bool) {
 	b := &l.fast
 	if b.off.Load() {
@@ -38,7 +39,7 @@ func (l *local) openBeneath(name string, flags int) (int, bool) {
 	}
 	b.once.Do(func() {
 		if f, err := l.dir.Open("."); err == nil {
-			b.dir = f
+			b.dir, b.fd = f, int(f.Fd())
 		}
 	})
 	if b.dir == nil {
@@ -46,7 +47,7 @@ func (l *local) openBeneath(name string, flags int) (int, bool) {
 	}
 	how := beneathHow
 	how.Flags = uint64(flags | unix.O_CLOEXEC | unix.O_NOFOLLOW)
-	fd, err := unix.Openat2(int(b.dir.Fd()), name, &how)
+	fd, err := unix.Openat2(b.fd, name, &how)
 	if err != nil {
 		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
 			b.off.Store(true) // no openat2, or a seccomp filter refusing it

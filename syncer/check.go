@@ -48,12 +48,13 @@ func (s *Syncer) checkIndex(ctx context.Context, o *op, lp localPlan, opts PushO
 			ne.Exec, ne.Seq = u.exec(), 0
 			pm.upserts[u.path] = ne
 			pm.bases[u.path] = e.SHA256
-			pm.records[u.path] = fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: verifiedNs(u.local, u.proved), Exec: ne.Exec}
+			pm.records[u.path] = u.record(ne.Exec)
 			modes = append(modes, u)
 		case inRemote && e.SHA256 == u.sha:
 			// Recorded with the committed bit: a local bit that differs
 			// (the same bytes created on both sides) is pushed next time.
-			pm.touch = append(pm.touch, pullDone{u.path, &fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: verifiedNs(u.local, u.proved), Exec: e.Exec}})
+			rec := u.record(e.Exec)
+			pm.touch = append(pm.touch, pullDone{u.path, &rec})
 			o.add(func(st *Stats) { st.Files.Unchanged++ })
 		case inRemote && u.base() == "":
 			pm.keep[u.path] = true

@@ -26,6 +26,11 @@ type upload struct {
 	proved bool // the operation's clock stamp proves local (clockStamp)
 }
 
+// record is the record of u's hashed bytes, with the executable bit x.
+func (u upload) record(x bool) fileRecord {
+	return fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: verifiedNs(u.local, u.proved), Exec: x}
+}
+
 // base is the sha256 this cache last synced for the path ("" = new).
 func (u upload) base() string {
 	if u.hasRec {

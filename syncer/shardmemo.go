@@ -43,15 +43,11 @@ func (sm *shardMemo) get(id string, r index.Range) (map[string]index.Entry, bool
 // put remembers the entries of shard id, forgetting the oldest past the bound.
 func (sm *shardMemo) put(id string, entries map[string]index.Entry) {
 	ms := memoShard{entries: entries}
-	first := true
-	for p := range entries {
-		if first || p < ms.lo {
+	for p := range entries { // a path is never empty, so "" means none yet
+		if ms.lo == "" || p < ms.lo {
 			ms.lo = p
 		}
-		if first || p > ms.hi {
-			ms.hi = p
-		}
-		first = false
+		ms.hi = max(ms.hi, p)
 	}
 	sm.mu.Lock()
 	defer sm.mu.Unlock()

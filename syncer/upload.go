@@ -75,7 +75,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends, mode
 			if proof != "" {
 				pm.proofs[u.path] = proof
 			}
-			pm.records[u.path] = fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: verifiedNs(u.local, u.proved), Exec: x}
+			pm.records[u.path] = u.record(x)
 		}
 		o.progress(us[0].path, us[0].local.size, &moved, len(order))
 	}
