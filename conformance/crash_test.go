@@ -120,7 +120,7 @@ func crashOp(ctx context.Context, op string, b backend.Backend, dir, file string
 		}
 		return le.Release(ctx)
 	}
-	s, err := syncer.Open(ctx, syncer.Config{Format: envFormat(), Backend: b, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: serve.DefaultLazy})
+	s, err := syncer.Open(ctx, syncer.Config{Format: envFormat(), Backend: b, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: serve.DefaultLazy, CheckpointEvery: modelCheckpointEvery})
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ var crashV1 = map[string]string{"data/t/1/raw": "raw v1", "data/t/1/latest": "1"
 var crashV2 = map[string]string{"data/t/1/raw": "raw v2", "data/t/1/latest": "2", "data/a/b/c/3/new": "three", "data/deep/er/2/s p.json": "two v2"}
 
 func (w *crashWorld) open(t *testing.T, dir string) *syncer.Syncer {
-	s, err := syncer.Open(context.Background(), syncer.Config{Format: envFormat(), Backend: w.store, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: serve.DefaultLazy})
+	s, err := syncer.Open(context.Background(), syncer.Config{Format: envFormat(), Backend: w.store, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: serve.DefaultLazy, CheckpointEvery: modelCheckpointEvery})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func (w *crashWorld) setup(t *testing.T, op string) {
 // readable snapshot (v1, once v2's manifest is lost) in version 3; v1 by
 // its seq in the log format, where a lost hint loses no snapshot.
 func crashRecoverOptions() index.RecoverOptions {
-	if envFormat() == index.LogFormat {
+	if envFormat() >= index.LogFormat {
 		return index.RecoverOptions{Seq: 1}
 	}
 	return index.RecoverOptions{}

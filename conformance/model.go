@@ -263,6 +263,8 @@ func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served b
 			// The bucket's format, drawn per sequence; observations of a
 			// log bucket are measured on the model's clock, as gc's ages.
 			Format: format, Now: m.gc.clock.Now,
+			// Checkpoints of a delta log within a sequence's few commits.
+			CheckpointEvery: modelCheckpointEvery,
 		}
 		m.open(c)
 		t.Cleanup(func() {
@@ -335,17 +337,22 @@ func (m *modelRun) logf(format string, args ...any) {
 // sequence is the steps so far, one line, as a failure reports it.
 func (m *modelRun) sequence() string { return strings.Join(m.log, "; ") }
 
+// modelCheckpointEvery is how often the model's caches checkpoint a
+// DeltaFormat bucket: often, so short sequences read and collect them.
+const modelCheckpointEvery = 3
+
 // modelFormat draws the remote format a sequence's bucket is created in:
-// version 3 (the manifest's compare-and-swap) or the log (index.LogFormat),
-// or the one SILT_MODEL_FORMAT names (3 or 4).
+// version 3 (the manifest's compare-and-swap), the log (index.LogFormat)
+// or the log of deltas (index.DeltaFormat), or the one SILT_MODEL_FORMAT
+// names (3, 4 or 5).
 func modelFormat(t *rapid.T) int {
 	if f := envFormat(); f != 0 {
 		return f
 	}
-	return rapid.SampledFrom([]int{index.FormatVersion, index.LogFormat}).Draw(t, "format")
+	return rapid.SampledFrom([]int{index.FormatVersion, index.LogFormat, index.DeltaFormat}).Draw(t, "format")
 }
 
-// envFormat is the format SILT_MODEL_FORMAT names (3 or 4), or 0: the
+// envFormat is the format SILT_MODEL_FORMAT names (3, 4 or 5), or 0: the
 // crash sweep and the linearizability checks create their buckets in it.
 func envFormat() int {
 	switch os.Getenv("SILT_MODEL_FORMAT") {
@@ -353,6 +360,8 @@ func envFormat() int {
 		return index.FormatVersion
 	case "4":
 		return index.LogFormat
+	case "5":
+		return index.DeltaFormat
 	}
 	return 0
 }

@@ -379,7 +379,7 @@ func (m *modelRun) checkPull(c *mcache, scope []string, meta bool, snap snapshot
 			// and the scope's shard: the bound trades one manifest of every
 			// shard for one small entry per commit missed.
 			bound := int64(2)
-			if m.format == index.LogFormat && snap.Seq > lp.seq {
+			if m.format >= index.LogFormat && snap.Seq > lp.seq {
 				bound = int64(snap.Seq-lp.seq) + 3
 			}
 			m.expect(propRequestBounds, o.reqs <= bound, "pull of unchanged scope %v sent %d requests (bound %d)", scope, o.reqs, bound)

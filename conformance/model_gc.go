@@ -61,7 +61,7 @@ func (g *gcModel) init(store backend.Backend) backend.Backend {
 	return wrap.Clocked(store, g.clock)
 }
 
-var gcFigures struct{ runs, paused, inner, restores, repacks atomic.Int64 }
+var gcFigures struct{ runs, paused, inner, restores, repacks, history atomic.Int64 }
 
 func (m *modelRun) gcActions() map[string]func(*rapid.T) {
 	return map[string]func(*rapid.T){
@@ -184,6 +184,7 @@ func (m *modelRun) actGCConcurrent(t *rapid.T) {
 	if rep.Repack.Seq != 0 {
 		gcFigures.repacks.Add(1)
 	}
+	gcFigures.history.Add(int64(len(rep.History)))
 	m.logf("  gc removed %d objects, %d packs, %d shards, %d history copies; kept %d recent", len(rep.Data), len(rep.Packs), len(rep.Shards), len(rep.History), rep.Recent)
 	// Snapshots superseded before the gc's cutoff may be collected: the
 	// history property holds for the others.
@@ -284,6 +285,6 @@ func (m *modelRun) restore(t *rapid.T) bool {
 
 // gcTotals is the gc actor's line of the totals.
 func gcTotals() string {
-	return fmt.Sprintf("gc actor: %d concurrent gc runs, %d paused with other actors beside, %d steps beside a paused gc, %d restores, %d repacks",
-		gcFigures.runs.Load(), gcFigures.paused.Load(), gcFigures.inner.Load(), gcFigures.restores.Load(), gcFigures.repacks.Load())
+	return fmt.Sprintf("gc actor: %d concurrent gc runs, %d paused with other actors beside, %d steps beside a paused gc, %d restores, %d repacks, %d history objects deleted (history copies; log entries, checkpoint roots and pages)",
+		gcFigures.runs.Load(), gcFigures.paused.Load(), gcFigures.inner.Load(), gcFigures.restores.Load(), gcFigures.repacks.Load(), gcFigures.history.Load())
 }

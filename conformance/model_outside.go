@@ -2,7 +2,8 @@ package conformance
 
 // Outside actors on the bucket: tools other than silt (an `aws s3 rm`, a
 // lifecycle rule, a partial restore, a stray upload) delete the manifest,
-// a history copy, a shard or an object, put an older manifest back, or
+// a history copy, a shard or an object (in a delta log, a checkpoint root
+// or page too), put an older manifest back, or
 // write a foreign file under .silt/. The model runs them between the
 // caches' pushes and pulls and checks three properties after every step:
 // nothing local is lost (a local edit not yet committed stays on disk,
@@ -70,7 +71,7 @@ func RunOutsideModel(t *testing.T, newBackend Factory, budget ModelBudget) {
 			o := &outsideRun{t: rt, ctx: context.Background(), store: newBackend(t), snaps: map[string]map[string]string{}, format: modelFormat(rt)}
 			for i := range 2 {
 				dir := t.TempDir()
-				s, err := syncer.Open(o.ctx, syncer.Config{Backend: o.store, Dir: dir, ShardMaxEntries: 4, PackThreshold: modelPackThreshold, PackSize: modelPackSize, Format: o.format})
+				s, err := syncer.Open(o.ctx, syncer.Config{Backend: o.store, Dir: dir, ShardMaxEntries: 4, PackThreshold: modelPackThreshold, PackSize: modelPackSize, Format: o.format, CheckpointEvery: modelCheckpointEvery})
 				if err != nil {
 					rt.Fatal(err)
 				}
@@ -78,12 +79,15 @@ func RunOutsideModel(t *testing.T, newBackend Factory, budget ModelBudget) {
 				o.caches = append(o.caches, &outsideCache{id: i, dir: dir, s: s, dirty: map[string]string{}})
 			}
 			rt.Repeat(map[string]func(*rapid.T){
-				"writePush":     o.actWritePush,
-				"pull":          o.actPull,
-				"rmManifest":    o.actRmManifest,
-				"rmHistory":     o.actRmKey(index.HistoryPrefix),
-				"rmShard":       o.actRmKey(index.ShardsPrefix),
-				"rmObject":      o.actRmKey(index.ObjectsPrefix),
+				"writePush":  o.actWritePush,
+				"pull":       o.actPull,
+				"rmManifest": o.actRmManifest,
+				"rmHistory":  o.actRmKey(index.HistoryPrefix),
+				"rmShard":    o.actRmKey(index.ShardsPrefix),
+				"rmObject":   o.actRmKey(index.ObjectsPrefix),
+				// A delta log's checkpoints and pages (none elsewhere).
+				"rmCheckpoint":  o.actRmKey(index.CheckpointsPrefix),
+				"rmPage":        o.actRmKey(index.PagesPrefix),
 				"olderManifest": o.actOlderManifest,
 				"foreign":       o.actForeign,
 				"gc":            o.actGC,
@@ -244,7 +248,7 @@ func (o *outsideRun) list(prefix string) []string {
 }
 
 func (o *outsideRun) actOlderManifest(t *rapid.T) {
-	keys := append(o.list(index.HistoryPrefix), o.list(index.LogPrefix)...)
+	keys := slices.Concat(o.list(index.HistoryPrefix), o.list(index.LogPrefix), o.list(index.CheckpointsPrefix))
 	if len(keys) == 0 {
 		t.Skip("no history copy")
 	}
@@ -311,7 +315,7 @@ func (o *outsideRun) expectedRecovery() (uint64, *index.Manifest) {
 // 0, is no snapshot).
 func (o *outsideRun) snapshotSeqs() []uint64 {
 	prefix, parse := index.HistoryPrefix, index.ParseHistoryKey
-	if o.format == index.LogFormat {
+	if o.format >= index.LogFormat {
 		prefix, parse = index.LogPrefix, index.ParseLogKey
 	}
 	var seqs []uint64
@@ -325,7 +329,7 @@ func (o *outsideRun) snapshotSeqs() []uint64 {
 
 // readOld reads an older snapshot: a history copy, or a log entry.
 func (o *outsideRun) readOld(seq uint64) (index.Head, error) {
-	if o.format == index.LogFormat {
+	if o.format >= index.LogFormat {
 		return index.ReadLogEntry(o.ctx, o.store, seq)
 	}
 	return index.ReadHistory(o.ctx, o.store, seq)

@@ -69,6 +69,10 @@ type CommitOptions struct {
 	// Now is the clock log observations are measured by; nil means
 	// time.Now.
 	Now func() time.Time
+	// CheckpointEvery: in a DeltaFormat bucket, a commit of a seq that is
+	// a multiple of it writes a checkpoint (a writer's choice, not the
+	// format's); 0 means DefaultCheckpointEvery.
+	CheckpointEvery int
 }
 
 // CommitResult is what a Commit did.
@@ -129,7 +133,7 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 			}
 		}
 		if base.Version == "" && opts.Format >= LogFormat && caps.ConditionalPut {
-			g, err := createLog(ctx, b, now)
+			g, err := createLog(ctx, b, opts.Format, now)
 			switch {
 			case backend.IsPrecondition(err): // another writer created the bucket
 				lost++
@@ -165,7 +169,7 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 			var h Head
 			base, err = landed(ctx, p, base)
 			if err == nil {
-				h, err = commitLog(ctx, b, base, p.Next, now)
+				h, err = commitLog(ctx, b, base, p.Next, now, opts.CheckpointEvery)
 			}
 			switch {
 			case err == nil:

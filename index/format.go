@@ -23,8 +23,14 @@ const FormatVersion = 3
 // manifest.json is a hint, and its log entries are the manifests.
 const LogFormat = 4
 
+// DeltaFormat is LogFormat with log entries that hold the change from
+// their predecessor, not the whole manifest, and paged checkpoints of the
+// whole shard list (FORMAT.md, "Format 5: deltas and checkpoints"): a
+// commit's index bytes grow with what it changed, not with the bucket.
+const DeltaFormat = 5
+
 // MaxFormatVersion is the newest format this package reads and writes.
-const MaxFormatVersion = LogFormat
+const MaxFormatVersion = DeltaFormat
 
 // MinFormatVersion is the oldest format this package reads: format 2 is
 // format 3 without packs, so a format-2 bucket is read as it is and becomes
@@ -33,17 +39,19 @@ const MinFormatVersion = 2
 
 // Keys of the index, relative to the namespace root.
 const (
-	ManifestKey     = InternalDir + "/manifest.json"
-	ShardsPrefix    = InternalDir + "/shards/"
-	ObjectsPrefix   = InternalDir + "/objects/"
-	PacksPrefix     = InternalDir + "/packs/"
-	HistoryPrefix   = InternalDir + "/manifests/"
-	LogPrefix       = InternalDir + "/log/"
-	ControlPrefix   = InternalDir + "/control/"
-	TmpPrefix       = InternalDir + "/tmp/"
-	LocksPrefix     = InternalDir + "/locks/" // lock objects (package lock) of the CLI, silt serve and hosts
-	historySuffix   = ".json"
-	historySeqWidth = 20
+	ManifestKey       = InternalDir + "/manifest.json"
+	ShardsPrefix      = InternalDir + "/shards/"
+	ObjectsPrefix     = InternalDir + "/objects/"
+	PacksPrefix       = InternalDir + "/packs/"
+	HistoryPrefix     = InternalDir + "/manifests/"
+	LogPrefix         = InternalDir + "/log/"
+	CheckpointsPrefix = InternalDir + "/checkpoints/"
+	PagesPrefix       = InternalDir + "/pages/"
+	ControlPrefix     = InternalDir + "/control/"
+	TmpPrefix         = InternalDir + "/tmp/"
+	LocksPrefix       = InternalDir + "/locks/" // lock objects (package lock) of the CLI, silt serve and hosts
+	historySuffix     = ".json"
+	historySeqWidth   = 20
 )
 
 // Bounds on what one read of an index object may allocate. A larger object
@@ -155,6 +163,10 @@ type Manifest struct {
 	// later one. 0 means not recorded (omitted; readers that predate it
 	// ignore it).
 	ShardMaxEntries int `json:"shard_max_entries,omitempty"`
+	// ShardMaxBytes, in a DeltaFormat bucket, bounds a shard's encoded
+	// bytes as ShardMaxEntries bounds its entries (Split): recorded by
+	// the commit that creates the index. 0: no byte bound.
+	ShardMaxBytes int `json:"shard_max_bytes,omitempty"`
 	// Prev, in a LogFormat log entry past seq 1, is the sha256 of the
 	// bytes of the entry at seq-1: a reader reading forward checks that
 	// each entry builds on the one it holds, so a forked log is refused.
@@ -166,6 +178,10 @@ type Manifest struct {
 type manifestWire struct {
 	Manifest
 	Bound *int `json:"shard_max_entries"` // shadows Manifest.ShardMaxEntries
+	// A checkpoint root or a log delta of DeltaFormat carries these; read
+	// as a manifest it would be an index without shards.
+	Pages json.RawMessage `json:"pages"`
+	State json.RawMessage `json:"state"`
 }
 
 // Empty returns the manifest of a bucket nothing was committed to.
@@ -300,6 +316,12 @@ func DecodeManifest(key string, data []byte) (*Manifest, error) {
 			return nil, corrupt(key, "shard_max_entries %d outside [%d, %d]", n, MinShardMaxEntries, MaxShardMaxEntries)
 		}
 		m.ShardMaxEntries = *w.Bound
+	}
+	if w.Pages != nil || w.State != nil {
+		return nil, corrupt(key, "a checkpoint or a log delta, not a manifest")
+	}
+	if n := m.ShardMaxBytes; n != 0 && (m.Format < DeltaFormat || n < MinShardMaxBytes || n > MaxShardMaxBytes) {
+		return nil, corrupt(key, "shard_max_bytes %d outside [%d, %d]", n, MinShardMaxBytes, MaxShardMaxBytes)
 	}
 	if err := m.check(); err != nil {
 		return nil, corrupt(key, "%v", err)

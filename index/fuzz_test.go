@@ -5,7 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/index"
 )
 
@@ -106,6 +109,35 @@ func FuzzValidPath(f *testing.F) {
 		}
 		if !errors.Is(err, index.ErrInvalidPath) {
 			t.Fatalf("untyped error %v", err)
+		}
+	})
+}
+
+// A delta log entry of any bytes is read as a head only when it makes a
+// state that checks; anything else is a typed error, never a panic.
+func FuzzReadDelta(f *testing.F) {
+	f.Add([]byte(`{"format":5,"seq":3,"prev":"","state":"","set":[{"lo":"b","id":"00000000000000000000000000000000","count":1,"bytes":2}]}`))
+	f.Add([]byte(`{"format":5,"seq":3,"reset":true,"del":["a"]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b := mem.New()
+		deltaCommit(t, b, time.Now, 100, map[string]string{"a": "1"})
+		known := deltaCommit(t, b, time.Now, 100, map[string]string{"b": "1"})
+		if _, err := backend.PutBytes(t.Context(), b, index.LogKey(3), data, backend.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		h, err := index.ReadHeadSince(t.Context(), b, known, time.Now)
+		if err != nil {
+			var fe *index.FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if h.Manifest.Seq != 3 || index.EncodeManifest(h.Manifest) == nil {
+			t.Fatalf("accepted seq %d", h.Manifest.Seq)
+		}
+		if _, err := index.DecodeManifest(index.ManifestKey, h.Data); err != nil {
+			t.Fatalf("accepted a state that does not decode: %v", err)
 		}
 	})
 }

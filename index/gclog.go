@@ -20,6 +20,9 @@ import (
 // starting from the hint lands above what is deleted, and takes the
 // store's time from that write.
 func gcLog(ctx context.Context, b backend.Backend, opts GCOptions, now func() time.Time, start time.Time, young func(time.Time) bool, rep GCReport, first Head, marks *gcMarks) (GCReport, error) {
+	if first.Manifest.Format == DeltaFormat {
+		return gcDelta(ctx, b, opts, now, start, young, rep, first, marks)
+	}
 	seqs, at, err := logSeqs(ctx, b)
 	if err != nil {
 		return rep, err
@@ -146,7 +149,15 @@ func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep
 			rep.Manifest = "unreadable: " + err.Error()
 		}
 		if cur, _, err = resolveByList(ctx, b, time.Now); err != nil {
-			return rep, fmt.Errorf("recover: %w", err)
+			// A DeltaFormat log whose newest state does not read (every
+			// checkpoint the log continues lost a page): recover commits
+			// a reset on the newest entry.
+			stub, serr := unreadHead(ctx, b, time.Now)
+			if serr != nil {
+				return rep, fmt.Errorf("recover: %w", err)
+			}
+			rep.Manifest = "unreadable: " + err.Error()
+			cur = stub
 		}
 	} else {
 		rep.Manifest = "ok"
@@ -160,7 +171,20 @@ func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep
 	if len(seqs) > 0 {
 		rep.Newest = seqs[len(seqs)-1]
 	}
-	cands := append(slices.Clone(seqs), cur.Manifest.Seq)
+	cands := slices.Clone(seqs)
+	if cur.Data != nil || cur.Manifest.Format != DeltaFormat {
+		cands = append(cands, cur.Manifest.Seq)
+	} else {
+		cands = slices.DeleteFunc(cands, func(s uint64) bool { return s == cur.Manifest.Seq })
+	}
+	if cur.Manifest.Format == DeltaFormat {
+		// A snapshot gc took out of the log may still be a checkpoint.
+		cps, _, err := listCheckpoints(ctx, b)
+		if err != nil {
+			return rep, fmt.Errorf("recover: %w", err)
+		}
+		cands = append(cands, cps...)
+	}
 	slices.Sort(cands)
 	cands = slices.Compact(cands)
 	if opts.Seq != 0 {
@@ -182,7 +206,7 @@ func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep
 	rep.From, rep.Entries, rep.Shards = from.Seq, from.Entries(), len(from.Shards)
 	// The head already lists the snapshot's shards (a recover run again
 	// after its commit landed): nothing to commit.
-	if from.Seq == cur.Manifest.Seq || slices.Equal(from.Shards, cur.Manifest.Shards) {
+	if from.Seq == cur.Manifest.Seq || cur.sum == "" && slices.Equal(from.Shards, cur.Manifest.Shards) {
 		rep.NoOp = true
 		if opts.DryRun || rep.Manifest == "ok" {
 			return rep, nil
@@ -209,10 +233,19 @@ func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep
 // repairLog writes the marker back (if gone) and points the hint at head:
 // after a recover the bucket reads as a log for every silt again.
 func repairLog(ctx context.Context, b backend.Backend, head Head) error {
-	if _, err := backend.PutBytes(ctx, b, HistoryKey(genesisSeq), genesis(), backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
+	g, _ := genesisOf(head.Manifest.Format)
+	if _, err := backend.PutBytes(ctx, b, HistoryKey(genesisSeq), g, backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
 		return fmt.Errorf("recover: write the log's marker: %w", err)
 	}
-	if _, err := backend.PutBytes(ctx, b, ManifestKey, head.Data, backend.Cond{}); err != nil {
+	hint := head.Data
+	if head.Manifest.Format == DeltaFormat {
+		root, err := writeCheckpoint(ctx, b, head, nil)
+		if err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+		hint = root
+	}
+	if _, err := backend.PutBytes(ctx, b, ManifestKey, hint, backend.Cond{}); err != nil {
 		return fmt.Errorf("recover: point the hint at seq %d: %w", head.Manifest.Seq, err)
 	}
 	return nil

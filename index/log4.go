@@ -122,31 +122,98 @@ func genesis() []byte {
 	return EncodeManifest(&Manifest{Format: LogFormat, Seq: genesisSeq, Shards: []ShardRef{}})
 }
 
-// readLogEntry reads the entry at seq; ok is false when it is absent.
-func readLogEntry(ctx context.Context, b backend.Backend, seq uint64, observed time.Time) (h Head, ok bool, err error) {
-	key := LogKey(seq)
-	data, info, err := readBounded(ctx, b, key, backend.GetOptions{}, MaxManifestBytes)
+// genesisOf returns the first hint (and marker) of a bucket of a log
+// format, and the head it stands for.
+func genesisOf(format int) ([]byte, Head) {
+	if format == DeltaFormat {
+		return genesis5()
+	}
+	g := genesis()
+	m, _ := DecodeManifest(ManifestKey, g)
+	return g, Head{Manifest: m, Data: g}
+}
+
+// readLogRaw reads the bytes of the entry at seq; ok is false when it is
+// absent.
+func readLogRaw(ctx context.Context, b backend.Backend, seq uint64) ([]byte, backend.ObjectInfo, bool, error) {
+	data, info, err := readBounded(ctx, b, LogKey(seq), backend.GetOptions{}, MaxManifestBytes)
 	if backend.IsNotExist(err) {
-		return Head{}, false, nil
+		return nil, info, false, nil
 	}
 	if err != nil {
-		return Head{}, false, fmt.Errorf("read log entry %d: %w", seq, err)
+		return nil, info, false, fmt.Errorf("read log entry %d: %w", seq, err)
+	}
+	return data, info, true, nil
+}
+
+// decodeLogEntry decodes the bytes of a format-4 entry at seq.
+func decodeLogEntry(seq uint64, data []byte, info backend.ObjectInfo, observed time.Time) (Head, error) {
+	key := LogKey(seq)
+	if isDelta(data) {
+		return Head{}, errNoBase
 	}
 	m, err := DecodeManifest(key, data)
 	if err != nil {
-		return Head{}, false, err
+		return Head{}, err
 	}
 	if m.Seq != seq || m.Format < LogFormat {
-		return Head{}, false, corrupt(key, "holds seq %d in format %d", m.Seq, m.Format)
+		return Head{}, corrupt(key, "holds seq %d in format %d", m.Seq, m.Format)
 	}
-	return Head{Manifest: m, Data: data, Version: logVersion(seq, observed), Info: info}, true, nil
+	return Head{Manifest: m, Data: data, Version: logVersion(seq, observed), Info: info}, nil
 }
 
-// ReadLogEntry reads the snapshot committed at seq in a LogFormat bucket;
-// an entry gc removed (or never written) matches backend.ErrNotExist.
+// readLogEntry reads the format-4 entry at seq; ok is false when it is
+// absent. A format-5 entry is errNoBase: its state needs its predecessor's.
+func readLogEntry(ctx context.Context, b backend.Backend, seq uint64, observed time.Time) (h Head, ok bool, err error) {
+	data, info, ok, err := readLogRaw(ctx, b, seq)
+	if err != nil || !ok {
+		return Head{}, ok, err
+	}
+	h, err = decodeLogEntry(seq, data, info, observed)
+	return h, err == nil, err
+}
+
+// readNext reads the successor of cur, the head this reader holds with its
+// bytes, and returns the head it commits: a format-4 entry checked to
+// build on cur, or a format-5 delta applied to cur.
+func readNext(ctx context.Context, b backend.Backend, cur Head, observed time.Time) (Head, bool, error) {
+	seq := cur.Manifest.Seq + 1
+	data, info, ok, err := readLogRaw(ctx, b, seq)
+	if err != nil || !ok {
+		return Head{}, ok, err
+	}
+	if isDelta(data) {
+		m, state, err := applyDelta(LogKey(seq), cur, data)
+		if err != nil {
+			return Head{}, false, err
+		}
+		return Head{Manifest: m, Data: state, Version: logVersion(seq, observed), Info: info}, true, nil
+	}
+	next, err := decodeLogEntry(seq, data, info, observed)
+	if err != nil {
+		return Head{}, false, err
+	}
+	if err := follows(cur, next); err != nil {
+		return Head{}, false, err
+	}
+	return next, true, nil
+}
+
+// ReadLogEntry reads the snapshot committed at seq in a LogFormat or
+// DeltaFormat bucket; an entry gc removed (or never written) matches
+// backend.ErrNotExist. In DeltaFormat the snapshot is the state of the
+// newest checkpoint at or below seq with the deltas above it applied.
 func ReadLogEntry(ctx context.Context, b backend.Backend, seq uint64) (Head, error) {
 	h, ok, err := readLogEntry(ctx, b, seq, time.Time{})
+	if errors.Is(err, errNoBase) {
+		return readState(ctx, b, seq)
+	}
 	if err == nil && !ok {
+		// A DeltaFormat snapshot gc took out of the log may still be a
+		// checkpoint.
+		if h, ok, cerr := readCheckpoint(ctx, b, seq); cerr == nil && ok {
+			return h, nil
+		}
 		err = fmt.Errorf("read log entry %d: %w", seq, backend.ErrNotExist)
 	}
 	return h, err
@@ -173,20 +240,26 @@ func walkLog(ctx context.Context, b backend.Backend, known Head, now func() time
 		if cur.Manifest.Seq >= MaxSeq {
 			return cur, moved, nil
 		}
-		if steps == logJumpAfter {
+		jump := logJumpAfter
+		if cur.Manifest.Format == DeltaFormat {
+			jump = jumpAfter5 // a checkpoint costs its pages, a delta one small read
+		}
+		if steps == jump {
 			if h, err := readHint(ctx, b); err == nil && h.IsLog() && h.Manifest.Seq > cur.Manifest.Seq {
 				cur, fresh = h, false // the jump skips the prev check of the entries between
 			}
 		}
 		sent := now()
-		next, ok, err := readLogEntry(ctx, b, cur.Manifest.Seq+1, sent)
+		next, ok, err := readNext(ctx, b, cur, sent)
+		if errors.Is(err, errNoBase) {
+			// A delta on a head known only by its seq: read it whole.
+			h, err := readHead(ctx, b, backend.GetOptions{}, now)
+			return h, err == nil, err
+		}
 		if err != nil {
 			return Head{}, false, err
 		}
 		if ok {
-			if err := follows(cur, next); err != nil {
-				return Head{}, false, err
-			}
 			cur, moved = next, true
 			continue
 		}
@@ -213,25 +286,30 @@ func walkLog(ctx context.Context, b backend.Backend, known Head, now func() time
 // resolveByList finds the head from a listing of the log: the reader's
 // position (or the hint) is below what gc kept, or the hint is gone.
 func resolveByList(ctx context.Context, b backend.Backend, now func() time.Time) (Head, bool, error) {
-	var newest uint64
-	found := false
-	err := b.List(ctx, LogPrefix, backend.ListOptions{}, func(page []backend.ObjectInfo) error {
-		for _, o := range page {
-			if seq, ok := ParseLogKey(o.Key); ok && (!found || seq > newest) {
-				newest, found = seq, true
-			}
-		}
-		return nil
-	})
+	sent := now()
+	seqs, _, err := logSeqs(ctx, b)
 	if err != nil {
 		return Head{}, false, fmt.Errorf("list log: %w", err)
 	}
-	if !found {
-		g := genesis()
-		m, _ := DecodeManifest(ManifestKey, g)
-		return Head{Manifest: m, Data: g, Version: logVersion(genesisSeq, now())}, true, nil
+	if len(seqs) == 0 {
+		// The marker tells the format of a bucket with no entry.
+		format := LogFormat
+		if data, _, err := readBounded(ctx, b, HistoryKey(genesisSeq), backend.GetOptions{}, MaxManifestBytes); err == nil && isRoot(data) {
+			format = DeltaFormat
+		}
+		if format == DeltaFormat {
+			// No entry yet, or every one collected below a checkpoint.
+			return resolveDelta(ctx, b, seqs, sent, now)
+		}
+		_, h := genesisOf(format)
+		h.Version = logVersion(genesisSeq, sent)
+		return h, true, nil
 	}
+	newest := seqs[len(seqs)-1]
 	h, ok, err := readLogEntry(ctx, b, newest, time.Time{})
+	if errors.Is(err, errNoBase) {
+		return resolveDelta(ctx, b, seqs, sent, now)
+	}
 	if err != nil {
 		return Head{}, false, err
 	}
@@ -244,11 +322,24 @@ func resolveByList(ctx context.Context, b backend.Backend, now func() time.Time)
 	return h, true, err
 }
 
-// readHint reads manifest.json as it is, without resolving a log.
+// readHint reads manifest.json as it is, without resolving a log. In a
+// DeltaFormat bucket it is a checkpoint root, read with its pages.
 func readHint(ctx context.Context, b backend.Backend) (Head, error) {
 	data, info, err := readBounded(ctx, b, ManifestKey, backend.GetOptions{}, MaxManifestBytes)
 	if err != nil {
 		return Head{}, err
+	}
+	return decodeHint(ctx, b, data, info)
+}
+
+// decodeHint is readHint's decoding of the hint's bytes.
+func decodeHint(ctx context.Context, b backend.Backend, data []byte, info backend.ObjectInfo) (Head, error) {
+	if isRoot(data) {
+		r, err := decodeRoot(ManifestKey, data)
+		if err != nil {
+			return Head{}, err
+		}
+		return loadRoot(ctx, b, ManifestKey, r, info)
 	}
 	m, err := DecodeManifest(ManifestKey, data)
 	if err != nil {
@@ -299,8 +390,8 @@ func isLogMarker(ctx context.Context, b backend.Backend) (bool, error) {
 // by create-if-absent, which is what decides the bucket's format against
 // a version-3 writer creating its manifest at the same time. A lost race
 // is backend.ErrPrecondition.
-func createLog(ctx context.Context, b backend.Backend, now func() time.Time) (Head, error) {
-	g := genesis()
+func createLog(ctx context.Context, b backend.Backend, format int, now func() time.Time) (Head, error) {
+	g, gh := genesisOf(format)
 	// Every marker is the same bytes: Retry may resend or settle it.
 	if _, err := backend.PutBytes(ctx, b, HistoryKey(genesisSeq), g, backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
 		return Head{}, fmt.Errorf("create log: %w", err)
@@ -314,17 +405,17 @@ func createLog(ctx context.Context, b backend.Backend, now func() time.Time) (He
 		// Unknown outcome: the genesis there means it landed (every
 		// writer's genesis is the same bytes). Anything else, or nothing,
 		// is read again and retried like a lost race.
-		h, rerr := readHint(ctx, b)
+		data, hinfo, rerr := readBounded(ctx, b, ManifestKey, backend.GetOptions{}, MaxManifestBytes)
 		if rerr != nil && !backend.IsNotExist(rerr) && !errors.Is(rerr, ErrCorruptIndex) {
 			return Head{}, fmt.Errorf("create log: %w", err)
 		}
-		if rerr != nil || string(h.Data) != string(g) {
+		if rerr != nil || string(data) != string(g) {
 			return Head{}, fmt.Errorf("create log: %w (%w)", backend.ErrPrecondition, err)
 		}
-		info = h.Info
+		info = hinfo
 	}
-	m, _ := DecodeManifest(ManifestKey, g)
-	return Head{Manifest: m, Data: g, Version: logVersion(genesisSeq, sent), Info: info}, nil
+	gh.Version, gh.Info = logVersion(genesisSeq, sent), info
+	return gh, nil
 }
 
 // errLogStale asks Commit to re-read a base whose observation is too old
@@ -334,20 +425,23 @@ var errLogStale = errors.New("log base observed too long ago")
 
 // commitLog writes next as the successor of base by create-if-absent.
 // The result is landed, lost (another writer took the seq), or unknown.
-func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest, now func() time.Time) (Head, error) {
+func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest, now func() time.Time, every int) (Head, error) {
+	if every <= 0 {
+		every = DefaultCheckpointEvery
+	}
 	if !base.fresh(now()) {
 		return Head{}, errLogStale
 	}
-	n, data := logEntry(base, next)
+	n, state, data := logEntry(base, next)
 	key := LogKey(n.Seq)
 	sent := now()
 	info, err := backend.PutBytes(ctx, b, key, data, backend.Cond{IfAbsent: true})
 	if err != nil && !backend.IsPrecondition(err) && ctx.Err() == nil {
 		// Unknown outcome: read back. Our bytes mean it landed.
-		h, ok, rerr := readLogEntry(ctx, b, n.Seq, sent)
+		got, ginfo, ok, rerr := readLogRaw(ctx, b, n.Seq)
 		switch {
-		case rerr == nil && ok && string(h.Data) == string(data):
-			info, err = h.Info, nil
+		case rerr == nil && ok && string(got) == string(data):
+			info, err = ginfo, nil
 		case rerr == nil && ok:
 			err = fmt.Errorf("write log entry %d: %w", n.Seq, backend.ErrPrecondition)
 		}
@@ -355,8 +449,11 @@ func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest
 	if err != nil {
 		return Head{}, err
 	}
-	h := Head{Manifest: n, Data: data, Version: logVersion(n.Seq, sent), Info: info}
-	if n.Seq%HintEvery == 0 {
+	h := Head{Manifest: n, Data: state, Version: logVersion(n.Seq, sent), Info: info}
+	switch {
+	case n.Format == DeltaFormat && n.Seq%uint64(every) == 0:
+		checkpointAfter(ctx, b, h, sent, now)
+	case n.Format != DeltaFormat && n.Seq%HintEvery == 0:
 		// Best effort, sent once: a reader never depends on the hint
 		// being current, and a retry would wait out a per-object limit.
 		_, _ = backend.PutBytes(backend.SendOnce(ctx), b, ManifestKey, data, backend.Cond{})
@@ -364,15 +461,21 @@ func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest
 	return h, nil
 }
 
-// logEntry returns the entry that commits next on base, and its bytes.
-func logEntry(base Head, next *Manifest) (*Manifest, []byte) {
+// logEntry returns the state that committing next on base makes, its
+// bytes, and the bytes of the entry that commits it: the state itself in
+// LogFormat, the delta from base in DeltaFormat.
+func logEntry(base Head, next *Manifest) (*Manifest, []byte, []byte) {
+	if base.Manifest.Format == DeltaFormat {
+		return deltaEntryBytes(base, next)
+	}
 	n := *next
 	n.Format = LogFormat
 	n.Prev = ""
 	if base.Manifest.Seq != genesisSeq {
 		n.Prev = hashHex(base.Data)
 	}
-	return &n, EncodeManifest(&n)
+	data := EncodeManifest(&n)
+	return &n, data, data
 }
 
 // Speculate returns the head that committing next on the log head base
@@ -381,8 +484,8 @@ func logEntry(base Head, next *Manifest) (*Manifest, []byte) {
 // commits that proposal only through Proposal.After, once the entry has
 // landed as these bytes.
 func Speculate(base Head, next *Manifest, now time.Time) Head {
-	n, data := logEntry(base, next)
-	return Head{Manifest: n, Data: data, Version: logVersion(n.Seq, now)}
+	n, state, _ := logEntry(base, next)
+	return Head{Manifest: n, Data: state, Version: logVersion(n.Seq, now)}
 }
 
 // ReadHead is ReadManifest without a condition, on the clock now (nil:

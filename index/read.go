@@ -18,6 +18,10 @@ type Head struct {
 	Data     []byte          // the manifest's bytes; nil for an empty bucket
 	Version  backend.Version // "" when no manifest exists yet
 	Info     backend.ObjectInfo
+	// sum, in a DeltaFormat head whose state does not read (Data nil),
+	// is the hash of that state its entry names: recover commits a reset
+	// on it.
+	sum string
 }
 
 // readBounded reads at most bound bytes of key; a larger object is refused
@@ -76,6 +80,20 @@ func readHead(ctx context.Context, b backend.Backend, opts backend.GetOptions, n
 	}
 	if err != nil {
 		return Head{}, fmt.Errorf("read manifest: %w", err)
+	}
+	if isRoot(data) {
+		// A DeltaFormat hint: a checkpoint's root. One that does not read
+		// (a page gone, bytes that lie) is only a lost hint.
+		h, err := decodeHint(ctx, b, data, info)
+		if unreadable(err) {
+			h, _, err = resolveByList(ctx, b, now)
+			return h, err
+		}
+		if err != nil {
+			return Head{}, err
+		}
+		h, _, err = walkLog(ctx, b, h, now)
+		return h, err
 	}
 	m, err := DecodeManifest(ManifestKey, data)
 	if errors.Is(err, ErrCorruptIndex) {

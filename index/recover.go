@@ -180,9 +180,12 @@ func newestReadable(ctx context.Context, b backend.Backend, cands []uint64, rep 
 // recovered is the manifest at seq that re-commits snapshot m over cur
 // (nil when there is no readable current manifest).
 func recovered(m, cur *Manifest, seq uint64) *Manifest {
-	next := &Manifest{Format: FormatVersion, Seq: seq, Shards: slices.Clone(m.Shards), Fences: maps.Clone(m.Fences), ShardMaxEntries: m.ShardMaxEntries}
+	next := &Manifest{Format: FormatVersion, Seq: seq, Shards: slices.Clone(m.Shards), Fences: maps.Clone(m.Fences), ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes}
 	if cur == nil {
 		return next
+	}
+	if next.ShardMaxBytes == 0 {
+		next.ShardMaxBytes = cur.ShardMaxBytes
 	}
 	if next.ShardMaxEntries == 0 {
 		// A snapshot from before the bound was recorded keeps the

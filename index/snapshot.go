@@ -285,6 +285,9 @@ func Log(ctx context.Context, b backend.Backend) ([]LogEntry, error) {
 	if cur.Version != "" {
 		out = append(out, LogEntry{Seq: cur.Manifest.Seq, Entries: cur.Manifest.Entries(), Shards: len(cur.Manifest.Shards), Current: true})
 	}
+	if cur.IsLog() && cur.Manifest.Format == DeltaFormat {
+		return deltaLog(ctx, b, cur, out)
+	}
 	if cur.IsLog() {
 		return logEntries(ctx, b, cur, out)
 	}

@@ -20,7 +20,26 @@ const (
 	// entry a full shard stays far below MaxShardBytes, which a larger
 	// bound could push a shard of long paths past (unreadable).
 	MaxShardMaxEntries = 1 << 16
+
+	// DefaultShardMaxBytes is the byte bound a DeltaFormat bucket records
+	// at its creation: a one-file commit writes one shard, so this bounds
+	// most of its index bytes (FORMAT.md, "Format 5").
+	DefaultShardMaxBytes = 32 << 10
+	// MinShardMaxBytes and MaxShardMaxBytes bound a recorded byte bound:
+	// above a few entries a part, below MaxShardBytes.
+	MinShardMaxBytes = 4 << 10
+	MaxShardMaxBytes = 16 << 20
 )
+
+// entryWireBytes estimates the bytes entry p takes in an encoded shard.
+// Every writer estimates alike, so a split is the bucket's, not a writer's.
+func entryWireBytes(p string, e Entry) int {
+	n := len(p) + 110
+	if e.Pack != "" {
+		n += 90
+	}
+	return n
+}
 
 // ClampShardBound returns n as a writer may record it: DefaultShardMaxEntries
 // when n is 0 or negative, else n within [MinShardMaxEntries,
@@ -45,6 +64,16 @@ func (m *Manifest) ShardBound(own int) int {
 	return ClampShardBound(own)
 }
 
+// ByteBound returns the shard byte bound the next commit over m splits at
+// and records: m's recorded one, else DefaultShardMaxBytes in a
+// DeltaFormat bucket (whose creation records it), else none (0).
+func (m *Manifest) ByteBound() int {
+	if m.ShardMaxBytes != 0 || m.Format != DeltaFormat {
+		return m.ShardMaxBytes
+	}
+	return DefaultShardMaxBytes
+}
+
 // ShardPart is one shard of a split: the keys from Lo up to the next
 // part's Lo.
 type ShardPart struct {
@@ -56,16 +85,29 @@ type ShardPart struct {
 // half the bound m records (DefaultShardMaxEntries when none) when they
 // exceed it, so a freshly split shard has room to grow before it splits
 // again. An empty shard stays one (empty) part; the writer drops it.
+//
+// In a bucket that records shard_max_bytes, a shard whose estimated bytes
+// exceed it is cut the same way at half that bound too.
 func (m *Manifest) Split(lo string, entries map[string]Entry) []ShardPart {
 	bound := m.ShardBound(0) // recorded, else the default
-	if len(entries) <= bound {
+	total := 0
+	if m.ShardMaxBytes > 0 {
+		for p, e := range entries {
+			total += entryWireBytes(p, e)
+		}
+	}
+	if len(entries) <= bound && (m.ShardMaxBytes == 0 || total <= m.ShardMaxBytes) {
 		return []ShardPart{{lo, entries}}
 	}
 	keys := slices.Sorted(maps.Keys(entries))
-	size := bound / 2
+	size, bytes := bound/2, m.ShardMaxBytes/2
 	var parts []ShardPart
-	for start := 0; start < len(keys); start += size {
-		end := min(start+size, len(keys))
+	for start := 0; start < len(keys); {
+		end, n := start, 0
+		for end < len(keys) && end-start < size && (bytes == 0 || end == start || n+entryWireBytes(keys[end], entries[keys[end]]) <= bytes) {
+			n += entryWireBytes(keys[end], entries[keys[end]])
+			end++
+		}
 		part := ShardPart{Lo: keys[start], Entries: make(map[string]Entry, end-start)}
 		if start == 0 {
 			part.Lo = lo
@@ -74,6 +116,7 @@ func (m *Manifest) Split(lo string, entries map[string]Entry) []ShardPart {
 			part.Entries[k] = entries[k]
 		}
 		parts = append(parts, part)
+		start = end
 	}
 	return parts
 }

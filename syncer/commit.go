@@ -123,6 +123,8 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 		Read:     func(ctx context.Context) (index.Head, error) { return s.readManifest(ctx, b) },
 		Format:   s.cfg.Format,
 		Now:      s.cfg.Now,
+
+		CheckpointEvery: s.cfg.CheckpointEvery,
 	})
 	if err != nil {
 		return commitResult{}, err
@@ -161,7 +163,7 @@ func (s *Syncer) merge(ctx context.Context, sh *shards, m *index.Manifest, ch ch
 	res := commitResult{written: map[string]bool{}, skipped: map[string]bool{}, conflicts: map[string]string{}, rebased: map[string]string{}}
 	// The split bound is the bucket's: the one m records, or this cache's
 	// own when none is recorded yet (the first commit records it).
-	next := &index.Manifest{Format: index.FormatVersion, Seq: m.Seq + 1, Fences: maps.Clone(m.Fences), ShardMaxEntries: m.ShardBound(s.cfg.ShardMaxEntries)}
+	next := &index.Manifest{Format: index.FormatVersion, Seq: m.Seq + 1, Fences: maps.Clone(m.Fences), ShardMaxEntries: m.ShardBound(s.cfg.ShardMaxEntries), ShardMaxBytes: m.ByteBound()}
 	if fence != nil {
 		if next.Fences == nil {
 			next.Fences = map[string]uint64{}

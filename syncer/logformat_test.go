@@ -1,8 +1,10 @@
 package syncer_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/siltsync/silt/backend"
@@ -11,12 +13,19 @@ import (
 	"github.com/siltsync/silt/syncer"
 )
 
-// A bucket created in the log format, as the command line opens it: a
-// one-file push costs 4 requests (the absent next entry, the object, the
-// shard, the entry; the hint every index.HintEvery commits, none of them
-// the history copy of version 3), an unchanged pull 1, a changed pull
-// reads the new entry, and the next process starts where the last left.
+// A bucket created in the log format (4, or 5 with deltas), as the command
+// line opens it: a one-file push costs 4 requests (the absent next entry,
+// the object, the shard, the entry; the hint every index.HintEvery
+// commits, or a checkpoint every 64 in format 5, none of them the history
+// copy of version 3), an unchanged pull 1, a changed pull reads the new
+// entry, and the next process starts where the last left.
 func TestLogFormat_RequestCounts_AndPeersConverge(t *testing.T) {
+	for _, format := range []int{index.LogFormat, index.DeltaFormat} {
+		t.Run(fmt.Sprint(format), func(t *testing.T) { testLogFormatCounts(t, format) })
+	}
+}
+
+func testLogFormatCounts(t *testing.T, format int) {
 	root := t.TempDir()
 	b, err := backend.Open(t.Context(), "file://"+filepath.Join(root, "bucket"))
 	if err != nil {
@@ -25,7 +34,7 @@ func TestLogFormat_RequestCounts_AndPeersConverge(t *testing.T) {
 	t.Cleanup(func() { b.Close() })
 	c := wrap.Count(b)
 	open := func(name string) *syncer.Syncer {
-		s, err := syncer.Open(t.Context(), syncer.Config{Backend: c, Dir: filepath.Join(root, name), Format: index.LogFormat})
+		s, err := syncer.Open(t.Context(), syncer.Config{Backend: c, Dir: filepath.Join(root, name), Format: format})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,5 +97,56 @@ func TestLogFormat_RequestCounts_AndPeersConverge(t *testing.T) {
 	}
 	if _, err := c.Stat(t.Context(), index.LogKey(3)); err != nil {
 		t.Fatalf("the version-3 cache's commit is not in the log: %v", err)
+	}
+}
+
+// In format 5 a push that commits a checkpoint's seq writes it: it reads
+// the hint, writes the pages the hint's root does not name, the root and
+// the hint again; and a shard past the bucket's byte bound is split by
+// bytes.
+func TestDeltaFormat_CheckpointPush_AndByteBound(t *testing.T) {
+	root := t.TempDir()
+	b, err := backend.Open(t.Context(), "file://"+filepath.Join(root, "bucket"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	c := wrap.Count(b)
+	s, err := syncer.Open(t.Context(), syncer.Config{Backend: c, Dir: filepath.Join(root, "a"), Format: index.DeltaFormat, CheckpointEvery: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	long := strings.Repeat("n", 120)
+	for i := range 400 {
+		putMarked(t, s, fmt.Sprintf("m/%s%03d", long, i), "x")
+	}
+	if _, err := s.Push(t.Context(), syncer.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	head, err := index.ReadHead(t.Context(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head.Manifest.ShardMaxBytes != index.DefaultShardMaxBytes || len(head.Manifest.Shards) < 4 {
+		t.Fatalf("400 entries of ~350 bytes: %d shards, byte bound %d; want them split at %d", len(head.Manifest.Shards), head.Manifest.ShardMaxBytes, index.DefaultShardMaxBytes)
+	}
+	for _, ref := range head.Manifest.Shards {
+		if ref.Bytes > index.DefaultShardMaxBytes {
+			t.Errorf("shard %s: %d bytes, bound %d", ref.Lo, ref.Bytes, index.DefaultShardMaxBytes)
+		}
+	}
+	putMarked(t, s, "m/"+long+"000", "y")
+	before := c.Counts()
+	st, err := s.Push(t.Context(), syncer.PushOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 for the commit; the hint read, one page, the root, the hint.
+	if d := c.Counts().Sub(before); d.Total() != 8 || st.Seq != 2 {
+		t.Fatalf("one-file push at checkpoint seq %d: %+v, want 8 requests", st.Seq, d)
+	}
+	if _, err := c.Stat(t.Context(), index.CheckpointKey(2)); err != nil {
+		t.Fatalf("no checkpoint of seq 2: %v", err)
 	}
 }

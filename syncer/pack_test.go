@@ -243,7 +243,7 @@ func TestSyncer_Pull_FormatVersions_2ReadAnd3Written(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(data), `{"format":3,`) {
 		t.Fatalf("manifest after a push: %.20s (%v), want format 3", data, err)
 	}
-	for format, want := range map[int]error{1: index.ErrOlderFormat, 5: index.ErrNewerFormat} {
+	for format, want := range map[int]error{1: index.ErrOlderFormat, 6: index.ErrNewerFormat} {
 		_, err := openCache(t, bucket(format)).Pull(ctx, syncer.PullOptions{})
 		if !errors.Is(err, want) {
 			t.Errorf("pull of a format-%d bucket: %v, want %v", format, err, want)

@@ -239,7 +239,8 @@ func setupInit(c *cli, fs *flag.FlagSet) runFunc {
 		"files only in the bucket are downloaded now. Nothing is uploaded until silt push")
 	format := fs.Int("format", 0, "the remote format if this cache creates the bucket: 3 (the default: commits by compare-and-swap of the manifest) "+
 		"or 4 (the log: each commit its own object, so commits are not capped by a store's per-object write limit, about 1/s on GCS; "+
-		"a silt that predates it refuses the bucket). An existing bucket keeps its format")
+		"a silt that predates it refuses the bucket) or 5 (the log of deltas with paged checkpoints: a commit's index bytes grow with what it changed, not with the bucket). "+
+		"An existing bucket keeps its format")
 	return func(ctx context.Context, pos []string) error {
 		return runInit(ctx, c, initFlags{*dir, *ns, *force, *pushExisting, *adopt, *format}, pos[0])
 	}
@@ -269,9 +270,9 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 	}
 	cfg := binding{URL: u, Namespace: *ns, Format: f.format}
 	switch f.format {
-	case 0, index.FormatVersion, index.LogFormat:
+	case 0, index.FormatVersion, index.LogFormat, index.DeltaFormat:
 	default:
-		return usagef("--format %d: want %d or %d", f.format, index.FormatVersion, index.LogFormat)
+		return usagef("--format %d: want %d, %d or %d", f.format, index.FormatVersion, index.LogFormat, index.DeltaFormat)
 	}
 	if cfg.Namespace != "" {
 		if err := namespace.Validate(cfg.Namespace); err != nil {

@@ -1,0 +1,442 @@
+package index
+
+// Format 5: log entries that hold a delta (FORMAT.md, "Format 5: deltas and
+// checkpoints"). Entry N holds the shard entries that changed from N-1, the
+// fences that changed, prev (the sha256 of the state N-1) and state (the
+// sha256 of the state N). The state of N is the manifest a format-4 entry
+// would hold, with format 5: a reader applies the delta to the state it
+// holds and checks the result against state, so a wrong delta, a forked
+// log or a reader's own bug is refused, never read as the index. Head.Data
+// of a DeltaFormat head is the state's bytes, so everything that compares,
+// hashes or keeps a head's bytes treats both log formats alike.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+)
+
+// logDelta is a DeltaFormat log entry.
+type logDelta struct {
+	Format int    `json:"format"`
+	Seq    uint64 `json:"seq"`
+	Prev   string `json:"prev,omitempty"`
+	State  string `json:"state"`
+	// Set holds the shard references that are new or changed, ascending
+	// by Lo; Del the Lo of each shard that is gone.
+	Set []ShardRef `json:"set,omitempty"`
+	Del []string   `json:"del,omitempty"`
+	// Fences holds the fences that are new or changed; Unfence the keys
+	// of fences that are gone.
+	Fences  map[string]uint64 `json:"fences,omitempty"`
+	Unfence []string          `json:"unfence,omitempty"`
+	// Reset says the state is Set and Fences alone, whatever the base
+	// held: what recover writes on a head whose state does not read.
+	Reset bool `json:"reset,omitempty"`
+	// The bounds are the state's, carried whole: a few bytes.
+	ShardMaxEntries int `json:"shard_max_entries,omitempty"`
+	ShardMaxBytes   int `json:"shard_max_bytes,omitempty"`
+}
+
+// errNoBase: a delta cannot be applied without the bytes of the state it
+// builds on.
+var errNoBase = errors.New("a log delta read without its base state")
+
+// stateOf returns next as the state of a DeltaFormat entry on base, and its
+// bytes: format 5, the shards never nil (so both sides encode alike), prev
+// the hash of base's bytes.
+func stateOf(base Head, next *Manifest) (*Manifest, []byte) {
+	n := *next
+	n.Format = base.Manifest.Format
+	n.Prev = ""
+	if base.Manifest.Seq != genesisSeq {
+		n.Prev = base.stateHash()
+	}
+	if n.Shards == nil {
+		n.Shards = []ShardRef{}
+	}
+	if len(n.Fences) == 0 {
+		n.Fences = nil
+	}
+	return &n, EncodeManifest(&n)
+}
+
+// stateHash is the sha256 of h's state bytes: of Data, or, for a head
+// whose state does not read, the hash its own entry names.
+func (h Head) stateHash() string {
+	if h.Data == nil {
+		return h.sum
+	}
+	return hashHex(h.Data)
+}
+
+// diffState returns the delta entry that takes base to the state n; a
+// reset when base's state is not held.
+func diffState(base Head, n *Manifest, stateData []byte) *logDelta {
+	d := &logDelta{Format: n.Format, Seq: n.Seq, Prev: n.Prev, State: hashHex(stateData), ShardMaxEntries: n.ShardMaxEntries, ShardMaxBytes: n.ShardMaxBytes}
+	if base.Data == nil && base.Manifest.Seq != genesisSeq {
+		d.Reset, d.Set, d.Fences = true, n.Shards, n.Fences
+		return d
+	}
+	a, b := base.Manifest.Shards, n.Shards
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i].Lo < b[j].Lo:
+			d.Del = append(d.Del, a[i].Lo)
+			i++
+		case i == len(a) || b[j].Lo < a[i].Lo:
+			d.Set = append(d.Set, b[j])
+			j++
+		default:
+			if a[i] != b[j] {
+				d.Set = append(d.Set, b[j])
+			}
+			i++
+			j++
+		}
+	}
+	for k, v := range n.Fences {
+		if old, ok := base.Manifest.Fences[k]; !ok || old != v {
+			if d.Fences == nil {
+				d.Fences = map[string]uint64{}
+			}
+			d.Fences[k] = v
+		}
+	}
+	for k := range base.Manifest.Fences {
+		if _, ok := n.Fences[k]; !ok {
+			d.Unfence = append(d.Unfence, k)
+		}
+	}
+	slices.Sort(d.Unfence)
+	return d
+}
+
+// encodeDelta returns the bytes of d.
+func encodeDelta(d *logDelta) []byte {
+	data, err := json.Marshal(d)
+	if err != nil {
+		panic(err) // plain data types only
+	}
+	return data
+}
+
+// applyDelta applies the entry data at key to base (the head of seq-1 with
+// its bytes) and returns the state it commits, checked against the
+// entry's own hash of it.
+func applyDelta(key string, base Head, data []byte) (*Manifest, []byte, error) {
+	var d logDelta
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, nil, corrupt(key, "%v", err)
+	}
+	if d.Format != DeltaFormat {
+		return nil, nil, corrupt(key, "a log delta in format %d", d.Format)
+	}
+	if base.Manifest == nil || base.Data == nil && (base.sum == "" || !d.Reset) {
+		return nil, nil, errNoBase
+	}
+	if d.Seq != base.Manifest.Seq+1 {
+		return nil, nil, corrupt(key, "holds seq %d, not the successor of %d", d.Seq, base.Manifest.Seq)
+	}
+	want := ""
+	if base.Manifest.Seq != genesisSeq {
+		want = base.stateHash()
+	}
+	if d.Prev != want {
+		return nil, nil, corrupt(key, "does not build on the entry of seq %d this reader holds (a forked log)", base.Manifest.Seq)
+	}
+	if !ValidSHA256(d.State) {
+		return nil, nil, corrupt(key, "bad state %q", d.State)
+	}
+	if !slices.IsSortedFunc(d.Set, func(a, b ShardRef) int { return strings.Compare(a.Lo, b.Lo) }) {
+		return nil, nil, corrupt(key, "set not in key order")
+	}
+	n := &Manifest{Format: DeltaFormat, Seq: d.Seq, Prev: d.Prev, ShardMaxEntries: d.ShardMaxEntries, ShardMaxBytes: d.ShardMaxBytes}
+	del := make(map[string]bool, len(d.Del))
+	for _, lo := range d.Del {
+		del[lo] = true
+	}
+	a, b := base.Manifest.Shards, d.Set
+	if d.Reset {
+		if len(d.Del) > 0 || len(d.Unfence) > 0 {
+			return nil, nil, corrupt(key, "a reset that deletes")
+		}
+		a, del = nil, nil
+	}
+	n.Shards = make([]ShardRef, 0, len(a)+len(b))
+	i, j, dropped := 0, 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i].Lo < b[j].Lo:
+			if del[a[i].Lo] {
+				dropped++
+			} else {
+				n.Shards = append(n.Shards, a[i])
+			}
+			i++
+		case i == len(a) || b[j].Lo < a[i].Lo:
+			n.Shards = append(n.Shards, b[j])
+			j++
+		default:
+			n.Shards = append(n.Shards, b[j])
+			i++
+			j++
+		}
+	}
+	if dropped != len(del) {
+		return nil, nil, corrupt(key, "deletes a shard the state of seq %d does not hold", base.Manifest.Seq)
+	}
+	baseFences := base.Manifest.Fences
+	if d.Reset {
+		baseFences = nil
+	}
+	if len(baseFences) > 0 || len(d.Fences) > 0 {
+		n.Fences = maps.Clone(baseFences)
+		if n.Fences == nil {
+			n.Fences = map[string]uint64{}
+		}
+		maps.Copy(n.Fences, d.Fences)
+		for _, k := range d.Unfence {
+			delete(n.Fences, k)
+		}
+		if len(n.Fences) == 0 {
+			n.Fences = nil
+		}
+	}
+	state := EncodeManifest(n)
+	if hashHex(state) != d.State {
+		return nil, nil, corrupt(key, "the state it makes on seq %d is not the one it names", base.Manifest.Seq)
+	}
+	if err := checkState(key, n); err != nil {
+		return nil, nil, err
+	}
+	return n, state, nil
+}
+
+// checkState is DecodeManifest's checks of a state built from a delta or
+// a checkpoint rather than decoded.
+func checkState(key string, n *Manifest) error {
+	if b := n.ShardMaxEntries; b != 0 && (b < MinShardMaxEntries || b > MaxShardMaxEntries) {
+		return corrupt(key, "shard_max_entries %d outside [%d, %d]", b, MinShardMaxEntries, MaxShardMaxEntries)
+	}
+	if b := n.ShardMaxBytes; b != 0 && (b < MinShardMaxBytes || b > MaxShardMaxBytes) {
+		return corrupt(key, "shard_max_bytes %d outside [%d, %d]", b, MinShardMaxBytes, MaxShardMaxBytes)
+	}
+	if n.Prev != "" && !ValidSHA256(n.Prev) {
+		return corrupt(key, "bad prev %q", n.Prev)
+	}
+	if n.Seq > MaxSeq {
+		return corrupt(key, "seq %d is above MaxSeq", n.Seq)
+	}
+	if err := n.check(); err != nil {
+		return corrupt(key, "%v", err)
+	}
+	return nil
+}
+
+// entryFormat returns the format field of log entry bytes (0 when they do
+// not decode), to tell a format-4 manifest from a format-5 delta.
+func entryFormat(data []byte) int {
+	var f struct {
+		Format int `json:"format"`
+	}
+	if json.Unmarshal(data, &f) != nil {
+		return 0
+	}
+	return f.Format
+}
+
+// isDelta reports whether log entry bytes are a DeltaFormat delta.
+func isDelta(data []byte) bool {
+	return entryFormat(data) == DeltaFormat && bytes.Contains(data, []byte(`"state"`))
+}
+
+// deltaEntryBytes is the entry that commits next on base in a DeltaFormat
+// bucket, with the state it makes.
+func deltaEntryBytes(base Head, next *Manifest) (state *Manifest, stateData, entry []byte) {
+	state, stateData = stateOf(base, next)
+	return state, stateData, encodeDelta(diffState(base, state, stateData))
+}
+
+// readState returns the DeltaFormat snapshot of seq: the newest checkpoint
+// at or below it that reads, with the deltas above it applied. A snapshot
+// whose deltas gc removed matches backend.ErrNotExist.
+func readState(ctx context.Context, b backend.Backend, seq uint64) (Head, error) {
+	cps, _, err := listCheckpoints(ctx, b)
+	if err != nil {
+		return Head{}, fmt.Errorf("read snapshot %d: %w", seq, err)
+	}
+	starts := []uint64{genesisSeq}
+	for _, c := range cps {
+		if c <= seq {
+			starts = append(starts, c)
+		}
+	}
+	var last error
+	for _, c := range slices.Backward(starts) {
+		cur, err := startAt(ctx, b, c)
+		if err != nil {
+			if unreadable(err) {
+				last = err
+				continue
+			}
+			return Head{}, err
+		}
+		for cur.Manifest.Seq < seq {
+			next, ok, err := readNext(ctx, b, cur, time.Time{})
+			if err != nil {
+				return Head{}, err
+			}
+			if !ok {
+				return Head{}, fmt.Errorf("read log entry %d: %w", cur.Manifest.Seq+1, backend.ErrNotExist)
+			}
+			cur = next
+		}
+		return cur, nil
+	}
+	return Head{}, fmt.Errorf("read snapshot %d: no checkpoint at or below it reads: %w", seq, last)
+}
+
+// startAt returns the state of checkpoint c, or the genesis for c = 0.
+func startAt(ctx context.Context, b backend.Backend, c uint64) (Head, error) {
+	if c == genesisSeq {
+		_, g := genesis5()
+		return g, nil
+	}
+	h, ok, err := readCheckpoint(ctx, b, c)
+	if err == nil && !ok {
+		err = fmt.Errorf("read checkpoint %d: %w", c, backend.ErrNotExist)
+	}
+	return h, err
+}
+
+// resolveDelta finds the head of a DeltaFormat bucket whose log listed
+// seqs (sent at sent): the newest checkpoint that reads and that the
+// listed entries continue, read forward. The listing showed no entry
+// above the newest it holds, so sent is an observation of that entry's
+// successor being absent, and of anything newer.
+func resolveDelta(ctx context.Context, b backend.Backend, seqs []uint64, sent time.Time, now func() time.Time) (Head, bool, error) {
+	cps, _, err := listCheckpoints(ctx, b)
+	if err != nil {
+		return Head{}, false, fmt.Errorf("list checkpoints: %w", err)
+	}
+	listed := make(map[uint64]bool, len(seqs))
+	newest := uint64(genesisSeq)
+	for _, s := range seqs {
+		listed[s] = true
+		newest = max(newest, s)
+	}
+	starts := []uint64{genesisSeq}
+	starts = append(starts, cps...)
+	var last error
+	continued := func(c uint64) bool {
+		for k := c + 1; k <= newest; k++ {
+			if !listed[k] {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range slices.Backward(starts) {
+		if !continued(c) {
+			continue // a delta above it is gone: the head is not read from it
+		}
+		h, err := startAt(ctx, b, c)
+		if err != nil {
+			if unreadable(err) {
+				last = err
+				continue
+			}
+			return Head{}, false, err
+		}
+		h.Version = logVersion(h.Manifest.Seq, sent)
+		h, _, err = walkLog(ctx, b, h, now)
+		return h, true, err
+	}
+	return Head{}, false, corrupt(LogPrefix, "no checkpoint that reads is continued by the log (last: %v)", last)
+}
+
+// deltaLog appends the DeltaFormat snapshots below cur, newest first:
+// every state from the lowest checkpoint (or the genesis) the log
+// continues, read forward; an entry superseded when its successor was
+// written.
+func deltaLog(ctx context.Context, b backend.Backend, cur Head, out []LogEntry) ([]LogEntry, error) {
+	_, at, err := logSeqs(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	cps, _, err := listCheckpoints(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	starts := append([]uint64{genesisSeq}, cps...)
+	var older []LogEntry
+	for _, c := range starts {
+		if c >= cur.Manifest.Seq {
+			break
+		}
+		if _, ok := at[c+1]; !ok {
+			continue // the deltas above it are gone
+		}
+		h, err := startAt(ctx, b, c)
+		if unreadable(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for {
+			if h.Manifest.Seq != genesisSeq {
+				older = append(older, LogEntry{Seq: h.Manifest.Seq, Entries: h.Manifest.Entries(), Shards: len(h.Manifest.Shards), Superseded: at[h.Manifest.Seq+1].ModTime})
+			}
+			if h.Manifest.Seq+1 >= cur.Manifest.Seq {
+				break
+			}
+			next, ok, err := readNext(ctx, b, h, time.Time{})
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				break // collected meanwhile
+			}
+			h = next
+		}
+		break
+	}
+	slices.Reverse(older)
+	return append(out, older...), nil
+}
+
+// unreadHead returns the newest entry of a DeltaFormat log as a head whose
+// state is not held (only its hash, from the entry), observed at the
+// listing that found it: what recover commits a reset on when no
+// checkpoint the log continues reads.
+func unreadHead(ctx context.Context, b backend.Backend, now func() time.Time) (Head, error) {
+	sent := now()
+	seqs, _, err := logSeqs(ctx, b)
+	if err != nil {
+		return Head{}, err
+	}
+	if len(seqs) == 0 {
+		return Head{}, fmt.Errorf("list log: %w", backend.ErrNotExist)
+	}
+	seq := seqs[len(seqs)-1]
+	data, _, ok, err := readLogRaw(ctx, b, seq)
+	if err != nil {
+		return Head{}, err
+	}
+	var d logDelta
+	if !ok || !isDelta(data) || json.Unmarshal(data, &d) != nil || d.Seq != seq || !ValidSHA256(d.State) {
+		return Head{}, corrupt(LogKey(seq), "not a log delta")
+	}
+	return Head{Manifest: &Manifest{Format: DeltaFormat, Seq: seq, Shards: []ShardRef{}}, Version: logVersion(seq, sent), sum: d.State}, nil
+}

@@ -1,0 +1,117 @@
+package index_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/mem"
+	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/index"
+)
+
+// scalePath names file i of a bucket laid out as silt-bench's peers
+// layout: models of 11 files under one model type.
+func scalePath(i int) string {
+	return fmt.Sprintf("data/aws/ec2/vpc/m%07d/%d.yaml", i/11, i%11)
+}
+
+// scaleShard returns the entries of a shard of n packed files from file
+// first on, as a push of small files writes them.
+func scaleShard(first, n int, seq uint64) map[string]index.Entry {
+	entries := make(map[string]index.Entry, n)
+	for i := first; i < first+n; i++ {
+		entries[scalePath(i)] = index.Entry{Size: 5120, SHA256: sum(scalePath(i)), Seq: seq, Pack: sum(fmt.Sprint("pack", i/400)), Off: int64(i%400) * 5120}
+	}
+	return entries
+}
+
+// The index bytes a one-file commit uploads in DeltaFormat at a million
+// and at ten million entries, measured on a synthetic index of that size
+// (shards at the bucket's byte bound, the changed one written whole): the
+// shard, the log entry, and the checkpoint every DefaultCheckpointEvery
+// commits, amortised. The goal (issue 23) is at most 64 KiB at 10M.
+func TestDelta_IndexBytesPerOneFileCommit_AtScale(t *testing.T) {
+	sizes := []int{1_000_000, 10_000_000}
+	if testing.Short() {
+		sizes = sizes[:1]
+	}
+	for _, n := range sizes {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			m := &index.Manifest{Format: index.DeltaFormat, ShardMaxEntries: index.DefaultShardMaxEntries, ShardMaxBytes: index.DefaultShardMaxBytes}
+			// A full shard is split into parts of at most half the byte
+			// bound, so shards hold between a half and a whole bound: a
+			// bucket of shards three quarters full, the changed one full.
+			full := len(m.Split("", scaleShard(0, 2000, 1))[0].Entries) * 2
+			per := full * 3 / 4
+			var refs []index.ShardRef
+			for first := 0; first < n; first += per {
+				lo := scalePath(first)
+				if first == 0 {
+					lo = ""
+				}
+				refs = append(refs, index.ShardRef{Lo: lo, ID: fmt.Sprintf("%032x", rand.Uint64()), Count: min(per, n-first), Bytes: 24 << 10})
+			}
+			ctx := context.Background()
+			store := wrap.Count(mem.New())
+			commit := func(base index.Head, shards []index.ShardRef, write func(context.Context) error) index.Head {
+				t.Helper()
+				res, err := index.Commit(ctx, store, base, func(context.Context, index.Head) (index.Proposal, error) {
+					return index.Proposal{Next: &index.Manifest{Seq: base.Manifest.Seq + 1, Shards: shards, ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes}, Write: write}, nil
+				}, index.CommitOptions{Format: index.DeltaFormat, CheckpointEvery: index.DefaultCheckpointEvery})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res.Head
+			}
+			head, err := index.ReadHead(ctx, store, time.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head = commit(head, refs, nil)
+			rng := rand.New(rand.NewPCG(1, uint64(n)))
+			oneFile := func() index.Head {
+				i := rng.IntN(len(refs))
+				shards := slices.Clone(head.Manifest.Shards)
+				entries := scaleShard(i*per, full, head.Manifest.Seq+1)
+				data, id := index.EncodeFreshShard(entries)
+				shards[i].ID, shards[i].Count, shards[i].Bytes = id, len(entries), int64(len(data))
+				return commit(head, shards, func(ctx context.Context) error {
+					_, err := backend.PutBytes(ctx, store, index.ShardKey(id), data, backend.Cond{})
+					return err
+				})
+			}
+			// Up to the first checkpoint, which writes every page: a
+			// bucket's first, once.
+			for head.Manifest.Seq < index.DefaultCheckpointEvery {
+				head = oneFile()
+			}
+			var perCommit []int64
+			var total, maxOne int64
+			commits := index.DefaultCheckpointEvery
+			for k := range commits {
+				before := store.Counts()
+				head = oneFile()
+				d := store.Counts().Sub(before)
+				perCommit = append(perCommit, d.BytesUp)
+				total += d.BytesUp
+				if k < commits-1 {
+					maxOne = max(maxOne, d.BytesUp)
+				}
+			}
+			last := perCommit[len(perCommit)-1]
+			avg := total / int64(commits)
+			t.Logf("%d entries: %d shards of %d-%d entries; a one-file commit uploads at most %d B of index (shard and entry); the checkpoint's commit %d B; over the %d commits from one checkpoint to the next %d B a commit", n, len(refs), per, full, maxOne, last, commits, avg)
+			if avg > 64<<10 {
+				t.Errorf("%d entries: %d B of index a one-file commit on average, goal 64 KiB", n, avg)
+			}
+			if got := readHead(t, store); !got.Same(head) {
+				t.Fatalf("a fresh reader reads seq %d, want %d", got.Manifest.Seq, head.Manifest.Seq)
+			}
+		})
+	}
+}
