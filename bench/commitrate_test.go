@@ -43,22 +43,26 @@ func TestCommitRate_RateLimitedManifest_LosesNothingAndKeepsTheCap(t *testing.T)
 }
 
 // TestCommitRate_LogFormat_BeatsTheOneObjectCap is the same race in the
-// log format: each commit creates its own object, so commits are no
+// log formats (4, and 5 with deltas): each commit creates its own object, so commits are no
 // longer capped by one object's write rate (the hint, rewritten every
 // index.HintEvery commits, stays under it), and nothing is lost.
 func TestCommitRate_LogFormat_BeatsTheOneObjectCap(t *testing.T) {
-	const per = 100 * time.Millisecond // capped, 20 commits would take 2 s
-	store := backend.Production(wrap.MutationRate(mem.New(), wrap.RateConfig{Per: per}))
-	res, err := CommitRate(t.Context(), CommitRateConfig{Store: store, Writers: 4, Pushes: 5, Dir: t.TempDir(), Format: index.LogFormat})
-	if err != nil {
-		t.Fatalf("%+v: %v", res, err)
-	}
-	t.Logf("%+v", res)
-	if res.Lost != 0 || res.Failed != 0 || res.Commits != 20 {
-		t.Fatalf("lost %d, failed %d, commits %d: want 0, 0 and 20", res.Lost, res.Failed, res.Commits)
-	}
-	if limit := int(res.Seconds/per.Seconds()) + 1; res.Commits <= limit {
-		t.Fatalf("%d commits in %.2fs did not beat the one-object cap of %d", res.Commits, res.Seconds, limit)
+	for _, format := range []int{index.LogFormat, index.DeltaFormat} {
+		t.Run(fmt.Sprint(format), func(t *testing.T) {
+			const per = 100 * time.Millisecond // capped, 20 commits would take 2 s
+			store := backend.Production(wrap.MutationRate(mem.New(), wrap.RateConfig{Per: per}))
+			res, err := CommitRate(t.Context(), CommitRateConfig{Store: store, Writers: 4, Pushes: 5, Dir: t.TempDir(), Format: format})
+			if err != nil {
+				t.Fatalf("%+v: %v", res, err)
+			}
+			t.Logf("%+v", res)
+			if res.Lost != 0 || res.Failed != 0 || res.Commits != 20 {
+				t.Fatalf("lost %d, failed %d, commits %d: want 0, 0 and 20", res.Lost, res.Failed, res.Commits)
+			}
+			if limit := int(res.Seconds/per.Seconds()) + 1; res.Commits <= limit {
+				t.Fatalf("%d commits in %.2fs did not beat the one-object cap of %d", res.Commits, res.Seconds, limit)
+			}
+		})
 	}
 }
 
@@ -100,7 +104,7 @@ func TestCommitRate_Table(t *testing.T) {
 	}
 	out := "| store | format | writers | pushes | failed | commits | seconds | commits/s | lost |\n|---|---|---|---|---|---|---|---|---|\n"
 	for _, r := range rows {
-		for _, format := range []int{index.FormatVersion, index.LogFormat} {
+		for _, format := range []int{index.FormatVersion, index.LogFormat, index.DeltaFormat} {
 			t.Run(fmt.Sprintf("%s/format%d", r.name, format), func(t *testing.T) {
 				res, err := CommitRate(t.Context(), CommitRateConfig{Store: r.open(t), Writers: 8, Pushes: pushes, Dir: t.TempDir(), Format: format})
 				if err != nil {

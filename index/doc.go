@@ -12,6 +12,13 @@
 // named by content: [ObjectKey]), .silt/manifests/{seq}.json (a copy of
 // each superseded manifest: [HistoryKey]).
 //
+// A bucket created in [LogFormat] commits each seq as its own object,
+// .silt/log/{seq}.json ([LogKey]), manifest.json being a hint; one created
+// in [DeltaFormat] writes a delta there instead of the whole manifest, and
+// paged checkpoints of the whole shard list under .silt/checkpoints/
+// ([CheckpointKey]) and .silt/pages/ ([PageKey]), so a commit's index
+// bytes grow with what it changed.
+//
 // # Reading
 //
 // [OpenSnapshot] reads the current manifest and [OpenSnapshotAt] an older

@@ -55,10 +55,12 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 	storeNow := start
 	if !opts.DryRun {
 		// Every page written again (a plain write): this gc relies on
-		// no page it did not write itself.
-		root, err := writeCheckpoint(ctx, b, second, nil)
-		if err != nil {
-			return rep, fmt.Errorf("gc: %w", err)
+		// no page it did not write itself. The genesis needs none.
+		root, _ := genesis5()
+		if second.Manifest.Seq != genesisSeq {
+			if root, err = writeCheckpoint(ctx, b, second, nil); err != nil {
+				return rep, fmt.Errorf("gc: %w", err)
+			}
 		}
 		if _, err := backend.PutBytes(ctx, b, ManifestKey, root, backend.Cond{}); err != nil {
 			return rep, fmt.Errorf("gc: point the hint at seq %d: %w", second.Manifest.Seq, err)
@@ -201,7 +203,7 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 			}
 		}
 	}
-	if !opts.DryRun {
+	if !opts.DryRun && second.Manifest.Seq != genesisSeq {
 		// The checkpoint this gc wrote names its pages too.
 		r, _ := rootOf(second)
 		for _, p := range r.Pages {
