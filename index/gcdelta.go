@@ -20,37 +20,21 @@ import (
 // the state of every older root it keeps. Before deleting anything it
 // writes a checkpoint of that head and points the hint at it.
 func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() time.Time, start time.Time, young func(time.Time) bool, rep GCReport, first Head, marks *gcMarks) (GCReport, error) {
-	seqs, at, err := logSeqs(ctx, b)
+	var cps []uint64
+	var cpAt map[uint64]backend.ObjectInfo
+	var pages []backend.ObjectInfo
+	l, err := listLogBucket(ctx, b, first, now, func() error {
+		var err error
+		if cps, cpAt, err = listCheckpoints(ctx, b); err != nil {
+			return err
+		}
+		pages, err = listAll(ctx, b, PagesPrefix)
+		return err
+	})
 	if err != nil {
 		return rep, err
 	}
-	cps, cpAt, err := listCheckpoints(ctx, b)
-	if err != nil {
-		return rep, err
-	}
-	pages, err := listAll(ctx, b, PagesPrefix)
-	if err != nil {
-		return rep, err
-	}
-	objects, err := listAll(ctx, b, ObjectsPrefix)
-	if err != nil {
-		return rep, err
-	}
-	packs, err := listAll(ctx, b, PacksPrefix)
-	if err != nil {
-		return rep, err
-	}
-	shards, err := listAll(ctx, b, ShardsPrefix)
-	if err != nil {
-		return rep, err
-	}
-	second, err := readHead(ctx, b, backend.GetOptions{}, now)
-	if err != nil {
-		return rep, fmt.Errorf("gc: %w", err)
-	}
-	if !second.IsLog() || second.Manifest.Seq < first.Manifest.Seq {
-		return rep, fmt.Errorf("gc: the log went from seq %d to %d during the listing: %w", first.Manifest.Seq, second.Manifest.Seq, ErrCorruptIndex)
-	}
+	seqs, at, objects, packs, shards, second := l.seqs, l.at, l.objects, l.packs, l.shards, l.second
 	rep.Seq = second.Manifest.Seq
 	storeNow := start
 	if !opts.DryRun {
@@ -62,15 +46,8 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 				return rep, fmt.Errorf("gc: %w", err)
 			}
 		}
-		if _, err := backend.PutBytes(ctx, b, ManifestKey, root, backend.Cond{}); err != nil {
-			return rep, fmt.Errorf("gc: point the hint at seq %d: %w", second.Manifest.Seq, err)
-		}
-		st, err := b.Stat(ctx, ManifestKey)
-		if err != nil {
-			return rep, fmt.Errorf("gc: %w", err)
-		}
-		if !st.ModTime.IsZero() && st.ModTime.Before(start) {
-			storeNow = st.ModTime
+		if storeNow, err = pointHint(ctx, b, second.Manifest.Seq, root, start); err != nil {
+			return rep, err
 		}
 	}
 	logCut := storeNow.Add(-max(opts.OlderThan, MinLogGrace))
@@ -78,62 +55,43 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 
 	// The cut: the newest checkpoint below the first head whose root and
 	// every entry up to it (and its successor) are old, and that reads.
-	cut, haveCut := uint64(0), false
-	var cutHead Head
-	for _, c := range slices.Backward(cps) {
+	cutHead, haveCut, _, err := firstThatReads(ctx, b, slices.Backward(cps), func(c uint64) bool {
 		if c >= first.Manifest.Seq || !old(cpAt[c].ModTime) {
-			continue
+			return false
 		}
-		ok := true
 		for _, k := range seqs {
 			if k > c {
 				break
 			}
 			if next, listed := at[k+1]; !listed || !old(next.ModTime) {
-				ok = false
-				break
+				return false
 			}
 		}
-		if !ok {
-			continue
-		}
-		h, err := startAt(ctx, b, c)
-		if unreadable(err) {
-			continue
-		}
-		if err != nil {
-			return rep, fmt.Errorf("gc: %w", err)
-		}
-		cut, haveCut, cutHead = c, true, h
-		break
+		return true
+	})
+	if err != nil {
+		return rep, fmt.Errorf("gc: %w", err)
+	}
+	var cut uint64
+	if haveCut {
+		cut = cutHead.Manifest.Seq
 	}
 
 	// The lowest state the log continues up to the second head: the cut,
 	// else the lowest checkpoint (or the genesis) that reads and whose
 	// successors are all listed.
-	listed := func(from uint64) bool {
-		for k := from + 1; k <= first.Manifest.Seq; k++ {
-			if _, ok := at[k]; !ok {
-				return false
-			}
-		}
-		return true
-	}
 	cur, found := cutHead, haveCut
 	if !found {
-		for _, c := range append([]uint64{genesisSeq}, cps...) {
-			if c > first.Manifest.Seq || !listed(c) {
-				continue
+		cur, found, _, err = firstThatReads(ctx, b, slices.All(append([]uint64{genesisSeq}, cps...)), func(c uint64) bool {
+			for k := c + 1; k <= first.Manifest.Seq; k++ {
+				if _, ok := at[k]; !ok {
+					return false
+				}
 			}
-			h, err := startAt(ctx, b, c)
-			if unreadable(err) {
-				continue
-			}
-			if err != nil {
-				return rep, fmt.Errorf("gc: %w", err)
-			}
-			cur, found = h, true
-			break
+			return c <= first.Manifest.Seq
+		})
+		if err != nil {
+			return rep, fmt.Errorf("gc: %w", err)
 		}
 	}
 	if !found {

@@ -23,29 +23,11 @@ func gcLog(ctx context.Context, b backend.Backend, opts GCOptions, now func() ti
 	if first.Manifest.Format == DeltaFormat {
 		return gcDelta(ctx, b, opts, now, start, young, rep, first, marks)
 	}
-	seqs, at, err := logSeqs(ctx, b)
+	l, err := listLogBucket(ctx, b, first, now, nil)
 	if err != nil {
 		return rep, err
 	}
-	objects, err := listAll(ctx, b, ObjectsPrefix)
-	if err != nil {
-		return rep, err
-	}
-	packs, err := listAll(ctx, b, PacksPrefix)
-	if err != nil {
-		return rep, err
-	}
-	shards, err := listAll(ctx, b, ShardsPrefix)
-	if err != nil {
-		return rep, err
-	}
-	second, err := readHead(ctx, b, backend.GetOptions{}, now)
-	if err != nil {
-		return rep, fmt.Errorf("gc: %w", err)
-	}
-	if !second.IsLog() || second.Manifest.Seq < first.Manifest.Seq {
-		return rep, fmt.Errorf("gc: the log went from seq %d to %d during the listing: %w", first.Manifest.Seq, second.Manifest.Seq, ErrCorruptIndex)
-	}
+	seqs, at, objects, packs, shards, second := l.seqs, l.at, l.objects, l.packs, l.shards, l.second
 	rep.Seq = second.Manifest.Seq
 	// Ages of log entries are measured on the store's clock too, the one
 	// that stamped them: the hint's write gives its time now. A gc whose
@@ -54,15 +36,8 @@ func gcLog(ctx context.Context, b backend.Backend, opts GCOptions, now func() ti
 	// its own clock, as an elapsed time, so no skew enters there).
 	storeNow := start
 	if !opts.DryRun {
-		if _, err := backend.PutBytes(ctx, b, ManifestKey, second.Data, backend.Cond{}); err != nil {
-			return rep, fmt.Errorf("gc: point the hint at seq %d: %w", second.Manifest.Seq, err)
-		}
-		st, err := b.Stat(ctx, ManifestKey)
-		if err != nil {
-			return rep, fmt.Errorf("gc: %w", err)
-		}
-		if !st.ModTime.IsZero() && st.ModTime.Before(start) {
-			storeNow = st.ModTime
+		if storeNow, err = pointHint(ctx, b, second.Manifest.Seq, second.Data, start); err != nil {
+			return rep, err
 		}
 	}
 	// The earlier of the two clocks: a gc paused before the hint's write
@@ -115,6 +90,62 @@ func gcLog(ctx context.Context, b backend.Backend, opts GCOptions, now func() ti
 		return rep, err
 	}
 	return rep, rep.sweepData(ctx, b, opts.DryRun, young, marks, shards, objects, packs)
+}
+
+// pointHint writes data, the hint of seq, and returns the store's time
+// from that write, or start if it is earlier.
+func pointHint(ctx context.Context, b backend.Backend, seq uint64, data []byte, start time.Time) (time.Time, error) {
+	if _, err := backend.PutBytes(ctx, b, ManifestKey, data, backend.Cond{}); err != nil {
+		return start, fmt.Errorf("gc: point the hint at seq %d: %w", seq, err)
+	}
+	st, err := b.Stat(ctx, ManifestKey)
+	if err != nil {
+		return start, fmt.Errorf("gc: %w", err)
+	}
+	if !st.ModTime.IsZero() && st.ModTime.Before(start) {
+		return st.ModTime, nil
+	}
+	return start, nil
+}
+
+// logListing is what gc of a log bucket lists, and the head it reads
+// after the listings.
+type logListing struct {
+	seqs                   []uint64
+	at                     map[uint64]backend.ObjectInfo
+	objects, packs, shards []backend.ObjectInfo
+	second                 Head
+}
+
+// listLogBucket lists the log, then whatever more lists (the checkpoints
+// of a delta log), then objects, packs and shards, then reads the head
+// again: a commit that lands during the listings is in that head.
+func listLogBucket(ctx context.Context, b backend.Backend, first Head, now func() time.Time, more func() error) (logListing, error) {
+	var l logListing
+	var err error
+	if l.seqs, l.at, err = logSeqs(ctx, b); err != nil {
+		return l, err
+	}
+	if more != nil {
+		if err := more(); err != nil {
+			return l, err
+		}
+	}
+	for _, p := range []struct {
+		prefix string
+		into   *[]backend.ObjectInfo
+	}{{ObjectsPrefix, &l.objects}, {PacksPrefix, &l.packs}, {ShardsPrefix, &l.shards}} {
+		if *p.into, err = listAll(ctx, b, p.prefix); err != nil {
+			return l, err
+		}
+	}
+	if l.second, err = readHead(ctx, b, backend.GetOptions{}, now); err != nil {
+		return l, fmt.Errorf("gc: %w", err)
+	}
+	if !l.second.IsLog() || l.second.Manifest.Seq < first.Manifest.Seq {
+		return l, fmt.Errorf("gc: the log went from seq %d to %d during the listing: %w", first.Manifest.Seq, l.second.Manifest.Seq, ErrCorruptIndex)
+	}
+	return l, nil
 }
 
 // logSeqs lists the seqs of the log entries, ascending.

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -281,29 +282,43 @@ func readState(ctx context.Context, b backend.Backend, seq uint64) (Head, error)
 			starts = append(starts, c)
 		}
 	}
-	var last error
-	for _, c := range slices.Backward(starts) {
-		cur, err := startAt(ctx, b, c)
+	cur, found, last, err := firstThatReads(ctx, b, slices.Backward(starts), nil)
+	if err != nil {
+		return Head{}, err
+	}
+	if !found {
+		return Head{}, fmt.Errorf("read snapshot %d: no checkpoint at or below it reads: %w", seq, last)
+	}
+	for cur.Manifest.Seq < seq {
+		next, ok, err := readNext(ctx, b, cur, time.Time{})
 		if err != nil {
-			if unreadable(err) {
-				last = err
-				continue
-			}
 			return Head{}, err
 		}
-		for cur.Manifest.Seq < seq {
-			next, ok, err := readNext(ctx, b, cur, time.Time{})
-			if err != nil {
-				return Head{}, err
-			}
-			if !ok {
-				return Head{}, fmt.Errorf("read log entry %d: %w", cur.Manifest.Seq+1, backend.ErrNotExist)
-			}
-			cur = next
+		if !ok {
+			return Head{}, fmt.Errorf("read log entry %d: %w", cur.Manifest.Seq+1, backend.ErrNotExist)
 		}
-		return cur, nil
+		cur = next
 	}
-	return Head{}, fmt.Errorf("read snapshot %d: no checkpoint at or below it reads: %w", seq, last)
+	return cur, nil
+}
+
+// firstThatReads returns the state of the first of starts (checkpoint
+// seqs; 0 the genesis) that keep accepts (nil: every one) and that reads,
+// skipping those that do not read (last: the last such error); a failed
+// request is err.
+func firstThatReads(ctx context.Context, b backend.Backend, starts iter.Seq2[int, uint64], keep func(uint64) bool) (h Head, found bool, last, err error) {
+	for _, c := range starts {
+		if keep != nil && !keep(c) {
+			continue
+		}
+		h, err := startAt(ctx, b, c)
+		if unreadable(err) {
+			last = err
+			continue
+		}
+		return h, err == nil, last, err
+	}
+	return Head{}, false, last, nil
 }
 
 // startAt returns the state of checkpoint c, or the genesis for c = 0.
@@ -335,9 +350,7 @@ func resolveDelta(ctx context.Context, b backend.Backend, seqs []uint64, sent ti
 		listed[s] = true
 		newest = max(newest, s)
 	}
-	starts := []uint64{genesisSeq}
-	starts = append(starts, cps...)
-	var last error
+	starts := append([]uint64{genesisSeq}, cps...)
 	continued := func(c uint64) bool {
 		for k := c + 1; k <= newest; k++ {
 			if !listed[k] {
@@ -346,18 +359,11 @@ func resolveDelta(ctx context.Context, b backend.Backend, seqs []uint64, sent ti
 		}
 		return true
 	}
-	for _, c := range slices.Backward(starts) {
-		if !continued(c) {
-			continue // a delta above it is gone: the head is not read from it
-		}
-		h, err := startAt(ctx, b, c)
-		if err != nil {
-			if unreadable(err) {
-				last = err
-				continue
-			}
-			return Head{}, false, err
-		}
+	h, found, last, err := firstThatReads(ctx, b, slices.Backward(starts), continued)
+	if err != nil {
+		return Head{}, false, err
+	}
+	if found {
 		h.Version = logVersion(h.Manifest.Seq, sent)
 		h, _, err = walkLog(ctx, b, h, now)
 		return h, true, err
@@ -380,37 +386,21 @@ func deltaLog(ctx context.Context, b backend.Backend, cur Head, out []LogEntry) 
 	}
 	starts := append([]uint64{genesisSeq}, cps...)
 	var older []LogEntry
-	for _, c := range starts {
-		if c >= cur.Manifest.Seq {
+	h, found, _, err := firstThatReads(ctx, b, slices.All(starts), func(c uint64) bool {
+		_, ok := at[c+1] // else the deltas above it are gone
+		return c < cur.Manifest.Seq && ok
+	})
+	for found && err == nil {
+		if h.Manifest.Seq != genesisSeq {
+			older = append(older, LogEntry{Seq: h.Manifest.Seq, Entries: h.Manifest.Entries(), Shards: len(h.Manifest.Shards), Superseded: at[h.Manifest.Seq+1].ModTime})
+		}
+		if h.Manifest.Seq+1 >= cur.Manifest.Seq {
 			break
 		}
-		if _, ok := at[c+1]; !ok {
-			continue // the deltas above it are gone
-		}
-		h, err := startAt(ctx, b, c)
-		if unreadable(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		for {
-			if h.Manifest.Seq != genesisSeq {
-				older = append(older, LogEntry{Seq: h.Manifest.Seq, Entries: h.Manifest.Entries(), Shards: len(h.Manifest.Shards), Superseded: at[h.Manifest.Seq+1].ModTime})
-			}
-			if h.Manifest.Seq+1 >= cur.Manifest.Seq {
-				break
-			}
-			next, ok, err := readNext(ctx, b, h, time.Time{})
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				break // collected meanwhile
-			}
-			h = next
-		}
-		break
+		h, found, err = readNext(ctx, b, h, time.Time{}) // not found: collected meanwhile
+	}
+	if err != nil {
+		return nil, err
 	}
 	slices.Reverse(older)
 	return append(out, older...), nil
