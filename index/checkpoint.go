@@ -13,13 +13,13 @@ package index
 // skipped: the log above an older one still gives the head.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -136,7 +136,7 @@ func genesis5() (root []byte, state Head) {
 // isRoot reports whether bytes read as a hint, a marker or a checkpoint
 // are a DeltaFormat root.
 func isRoot(data []byte) bool {
-	return entryFormat(data) == DeltaFormat && strings.Contains(string(data), `"pages"`)
+	return entryFormat(data) == DeltaFormat && bytes.Contains(data, []byte(`"pages"`))
 }
 
 // decodeRoot decodes and checks root bytes read from key.
@@ -230,8 +230,8 @@ func readCheckpoint(ctx context.Context, b backend.Backend, seq uint64) (h Head,
 
 // writeCheckpoint writes the checkpoint of the DeltaFormat head h: the
 // pages not among known (ids of pages a root this writer read names), then
-// the root, created once. It returns the root's bytes.
-func writeCheckpoint(ctx context.Context, b backend.Backend, h Head, known map[string]bool) ([]byte, error) {
+// the root, created once. It returns the root and its bytes.
+func writeCheckpoint(ctx context.Context, b backend.Backend, h Head, known map[string]bool) (*checkpointRoot, []byte, error) {
 	r, datas := rootOf(h)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(pageReads)
@@ -247,22 +247,19 @@ func writeCheckpoint(ctx context.Context, b backend.Backend, h Head, known map[s
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, fmt.Errorf("write checkpoint %d: %w", h.Manifest.Seq, err)
+		return nil, nil, fmt.Errorf("write checkpoint %d: %w", h.Manifest.Seq, err)
 	}
 	data := encodeRoot(r)
 	if _, err := backend.PutBytes(ctx, b, CheckpointKey(r.Seq), data, backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
-		return nil, fmt.Errorf("write checkpoint %d: %w", h.Manifest.Seq, err)
+		return nil, nil, fmt.Errorf("write checkpoint %d: %w", h.Manifest.Seq, err)
 	}
-	return data, nil
+	return r, data, nil
 }
 
 // rootPages returns the page ids the root bytes data names (none when
 // they are no root).
 func rootPages(data []byte) map[string]bool {
 	ids := map[string]bool{}
-	if !isRoot(data) {
-		return ids
-	}
 	if r, err := decodeRoot(ManifestKey, data); err == nil {
 		for _, p := range r.Pages {
 			ids[p.ID] = true
@@ -281,7 +278,7 @@ func checkpointAfter(ctx context.Context, b backend.Backend, h Head, start time.
 	if err == nil {
 		known = rootPages(hint)
 	}
-	root, err := writeCheckpoint(ctx, b, h, known)
+	_, root, err := writeCheckpoint(ctx, b, h, known)
 	// Pages this writer took as written are only as safe as the root that
 	// named them when it read it: past LogTrust it does not point the
 	// hint at what it wrote (readers check, and skip it if it does not

@@ -312,27 +312,44 @@ func DecodeManifest(key string, data []byte) (*Manifest, error) {
 		return nil, err
 	}
 	if w.Bound != nil {
-		if n := *w.Bound; n < MinShardMaxEntries || n > MaxShardMaxEntries {
-			return nil, corrupt(key, "shard_max_entries %d outside [%d, %d]", n, MinShardMaxEntries, MaxShardMaxEntries)
+		if *w.Bound == 0 {
+			return nil, corrupt(key, "shard_max_entries 0 outside [%d, %d]", MinShardMaxEntries, MaxShardMaxEntries)
 		}
 		m.ShardMaxEntries = *w.Bound
 	}
-	if w.Pages != nil || w.State != nil {
+	switch {
+	case w.Pages != nil || w.State != nil:
 		return nil, corrupt(key, "a checkpoint or a log delta, not a manifest")
+	case m.ShardMaxBytes != 0 && m.Format < DeltaFormat:
+		return nil, corrupt(key, "shard_max_bytes in format %d", m.Format)
+	case m.Prev != "" && m.Format < LogFormat:
+		return nil, corrupt(key, "prev in format %d", m.Format)
 	}
-	if n := m.ShardMaxBytes; n != 0 && (m.Format < DeltaFormat || n < MinShardMaxBytes || n > MaxShardMaxBytes) {
-		return nil, corrupt(key, "shard_max_bytes %d outside [%d, %d]", n, MinShardMaxBytes, MaxShardMaxBytes)
-	}
-	if err := m.check(); err != nil {
-		return nil, corrupt(key, "%v", err)
-	}
-	if m.Prev != "" && (m.Format < LogFormat || !ValidSHA256(m.Prev)) {
-		return nil, corrupt(key, "bad prev %q", m.Prev)
-	}
-	if m.Seq > MaxSeq {
-		return nil, &FormatError{Key: key, Reason: fmt.Sprintf("seq %d is above MaxSeq %d", m.Seq, uint64(MaxSeq)), Err: ErrCorruptIndex}
+	if err := checkState(key, &m); err != nil {
+		return nil, err
 	}
 	return &m, nil
+}
+
+// checkState checks a manifest's fields whatever its source: decoded
+// (DecodeManifest), or built from a delta or a checkpoint.
+func checkState(key string, n *Manifest) error {
+	if b := n.ShardMaxEntries; b != 0 && (b < MinShardMaxEntries || b > MaxShardMaxEntries) {
+		return corrupt(key, "shard_max_entries %d outside [%d, %d]", b, MinShardMaxEntries, MaxShardMaxEntries)
+	}
+	if b := n.ShardMaxBytes; b != 0 && (b < MinShardMaxBytes || b > MaxShardMaxBytes) {
+		return corrupt(key, "shard_max_bytes %d outside [%d, %d]", b, MinShardMaxBytes, MaxShardMaxBytes)
+	}
+	if n.Prev != "" && !ValidSHA256(n.Prev) {
+		return corrupt(key, "bad prev %q", n.Prev)
+	}
+	if n.Seq > MaxSeq {
+		return corrupt(key, "seq %d is above MaxSeq %d", n.Seq, uint64(MaxSeq))
+	}
+	if err := n.check(); err != nil {
+		return corrupt(key, "%v", err)
+	}
+	return nil
 }
 
 // check enforces that the shard ranges tile the key space: the first starts

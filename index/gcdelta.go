@@ -37,14 +37,17 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 	seqs, at, objects, packs, shards, second := l.seqs, l.at, l.objects, l.packs, l.shards, l.second
 	rep.Seq = second.Manifest.Seq
 	storeNow := start
+	var written []PageRef // the pages of the checkpoint this gc writes
 	if !opts.DryRun {
 		// Every page written again (a plain write): this gc relies on
 		// no page it did not write itself. The genesis needs none.
 		root, _ := genesis5()
 		if second.Manifest.Seq != genesisSeq {
-			if root, err = writeCheckpoint(ctx, b, second, nil); err != nil {
+			var r *checkpointRoot
+			if r, root, err = writeCheckpoint(ctx, b, second, nil); err != nil {
 				return rep, fmt.Errorf("gc: %w", err)
 			}
+			written = r.Pages
 		}
 		if storeNow, err = pointHint(ctx, b, second.Manifest.Seq, root, start); err != nil {
 			return rep, err
@@ -83,12 +86,7 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 	cur, found := cutHead, haveCut
 	if !found {
 		cur, found, _, err = firstThatReads(ctx, b, slices.All(append([]uint64{genesisSeq}, cps...)), func(c uint64) bool {
-			for k := c + 1; k <= first.Manifest.Seq; k++ {
-				if _, ok := at[k]; !ok {
-					return false
-				}
-			}
-			return c <= first.Manifest.Seq
+			return c <= first.Manifest.Seq && continuedTo(at, c, first.Manifest.Seq)
 		})
 		if err != nil {
 			return rep, fmt.Errorf("gc: %w", err)
@@ -161,12 +159,8 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 			}
 		}
 	}
-	if !opts.DryRun && second.Manifest.Seq != genesisSeq {
-		// The checkpoint this gc wrote names its pages too.
-		r, _ := rootOf(second)
-		for _, p := range r.Pages {
-			named[PageKey(p.ID)] = true
-		}
+	for _, p := range written {
+		named[PageKey(p.ID)] = true
 	}
 	for seq := range marks.seqs {
 		rep.Roots = append(rep.Roots, seq)

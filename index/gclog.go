@@ -203,9 +203,9 @@ func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep
 		rep.Newest = seqs[len(seqs)-1]
 	}
 	cands := slices.Clone(seqs)
-	if cur.Data != nil || cur.Manifest.Format != DeltaFormat {
+	if cur.sum == "" {
 		cands = append(cands, cur.Manifest.Seq)
-	} else {
+	} else { // the head's state does not read: no candidate
 		cands = slices.DeleteFunc(cands, func(s uint64) bool { return s == cur.Manifest.Seq })
 	}
 	if cur.Manifest.Format == DeltaFormat {
@@ -270,7 +270,7 @@ func repairLog(ctx context.Context, b backend.Backend, head Head) error {
 	}
 	hint := head.Data
 	if head.Manifest.Format == DeltaFormat {
-		root, err := writeCheckpoint(ctx, b, head, nil)
+		_, root, err := writeCheckpoint(ctx, b, head, nil)
 		if err != nil {
 			return fmt.Errorf("recover: %w", err)
 		}

@@ -287,7 +287,7 @@ func walkLog(ctx context.Context, b backend.Backend, known Head, now func() time
 // position (or the hint) is below what gc kept, or the hint is gone.
 func resolveByList(ctx context.Context, b backend.Backend, now func() time.Time) (Head, bool, error) {
 	sent := now()
-	seqs, _, err := logSeqs(ctx, b)
+	seqs, at, err := logSeqs(ctx, b)
 	if err != nil {
 		return Head{}, false, fmt.Errorf("list log: %w", err)
 	}
@@ -299,7 +299,7 @@ func resolveByList(ctx context.Context, b backend.Backend, now func() time.Time)
 		}
 		if format == DeltaFormat {
 			// No entry yet, or every one collected below a checkpoint.
-			return resolveDelta(ctx, b, seqs, sent, now)
+			return resolveDelta(ctx, b, at, genesisSeq, sent, now)
 		}
 		_, h := genesisOf(format)
 		h.Version = logVersion(genesisSeq, sent)
@@ -308,7 +308,7 @@ func resolveByList(ctx context.Context, b backend.Backend, now func() time.Time)
 	newest := seqs[len(seqs)-1]
 	h, ok, err := readLogEntry(ctx, b, newest, time.Time{})
 	if errors.Is(err, errNoBase) {
-		return resolveDelta(ctx, b, seqs, sent, now)
+		return resolveDelta(ctx, b, at, newest, sent, now)
 	}
 	if err != nil {
 		return Head{}, false, err
@@ -461,21 +461,35 @@ func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest
 	return h, nil
 }
 
-// logEntry returns the state that committing next on base makes, its
-// bytes, and the bytes of the entry that commits it: the state itself in
-// LogFormat, the delta from base in DeltaFormat.
-func logEntry(base Head, next *Manifest) (*Manifest, []byte, []byte) {
-	if base.Manifest.Format == DeltaFormat {
-		return deltaEntryBytes(base, next)
-	}
+// logState returns the state that committing next on the log head base
+// makes, and its bytes: next in base's format, prev the hash of base's
+// state (none on the genesis), the shards never nil and no empty fences
+// (so a delta's reader, which rebuilds the state, encodes it alike).
+func logState(base Head, next *Manifest) (*Manifest, []byte) {
 	n := *next
-	n.Format = LogFormat
+	n.Format = base.Manifest.Format
 	n.Prev = ""
 	if base.Manifest.Seq != genesisSeq {
-		n.Prev = hashHex(base.Data)
+		n.Prev = base.stateHash()
 	}
-	data := EncodeManifest(&n)
-	return &n, data, data
+	if n.Shards == nil {
+		n.Shards = []ShardRef{}
+	}
+	if len(n.Fences) == 0 {
+		n.Fences = nil
+	}
+	return &n, EncodeManifest(&n)
+}
+
+// logEntry returns logState's state and bytes, and the bytes of the entry
+// that commits it: the state itself in LogFormat, the delta from base in
+// DeltaFormat.
+func logEntry(base Head, next *Manifest) (*Manifest, []byte, []byte) {
+	n, state := logState(base, next)
+	if n.Format == DeltaFormat {
+		return n, state, encodeDelta(diffState(base, n, state))
+	}
+	return n, state, state
 }
 
 // Speculate returns the head that committing next on the log head base
@@ -484,7 +498,7 @@ func logEntry(base Head, next *Manifest) (*Manifest, []byte, []byte) {
 // commits that proposal only through Proposal.After, once the entry has
 // landed as these bytes.
 func Speculate(base Head, next *Manifest, now time.Time) Head {
-	n, state, _ := logEntry(base, next)
+	n, state := logState(base, next)
 	return Head{Manifest: n, Data: state, Version: logVersion(n.Seq, now)}
 }
 

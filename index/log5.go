@@ -51,25 +51,6 @@ type logDelta struct {
 // builds on.
 var errNoBase = errors.New("a log delta read without its base state")
 
-// stateOf returns next as the state of a DeltaFormat entry on base, and its
-// bytes: format 5, the shards never nil (so both sides encode alike), prev
-// the hash of base's bytes.
-func stateOf(base Head, next *Manifest) (*Manifest, []byte) {
-	n := *next
-	n.Format = base.Manifest.Format
-	n.Prev = ""
-	if base.Manifest.Seq != genesisSeq {
-		n.Prev = base.stateHash()
-	}
-	if n.Shards == nil {
-		n.Shards = []ShardRef{}
-	}
-	if len(n.Fences) == 0 {
-		n.Fences = nil
-	}
-	return &n, EncodeManifest(&n)
-}
-
 // stateHash is the sha256 of h's state bytes: of Data, or, for a head
 // whose state does not read, the hash its own entry names.
 func (h Head) stateHash() string {
@@ -196,22 +177,16 @@ func applyDelta(key string, base Head, data []byte) (*Manifest, []byte, error) {
 	if dropped != len(del) {
 		return nil, nil, corrupt(key, "deletes a shard the state of seq %d does not hold", base.Manifest.Seq)
 	}
-	baseFences := base.Manifest.Fences
-	if d.Reset {
-		baseFences = nil
+	fences := map[string]uint64{}
+	if !d.Reset {
+		maps.Copy(fences, base.Manifest.Fences)
 	}
-	if len(baseFences) > 0 || len(d.Fences) > 0 {
-		n.Fences = maps.Clone(baseFences)
-		if n.Fences == nil {
-			n.Fences = map[string]uint64{}
-		}
-		maps.Copy(n.Fences, d.Fences)
-		for _, k := range d.Unfence {
-			delete(n.Fences, k)
-		}
-		if len(n.Fences) == 0 {
-			n.Fences = nil
-		}
+	maps.Copy(fences, d.Fences)
+	for _, k := range d.Unfence {
+		delete(fences, k)
+	}
+	if len(fences) > 0 {
+		n.Fences = fences
 	}
 	state := EncodeManifest(n)
 	if hashHex(state) != d.State {
@@ -221,27 +196,6 @@ func applyDelta(key string, base Head, data []byte) (*Manifest, []byte, error) {
 		return nil, nil, err
 	}
 	return n, state, nil
-}
-
-// checkState is DecodeManifest's checks of a state built from a delta or
-// a checkpoint rather than decoded.
-func checkState(key string, n *Manifest) error {
-	if b := n.ShardMaxEntries; b != 0 && (b < MinShardMaxEntries || b > MaxShardMaxEntries) {
-		return corrupt(key, "shard_max_entries %d outside [%d, %d]", b, MinShardMaxEntries, MaxShardMaxEntries)
-	}
-	if b := n.ShardMaxBytes; b != 0 && (b < MinShardMaxBytes || b > MaxShardMaxBytes) {
-		return corrupt(key, "shard_max_bytes %d outside [%d, %d]", b, MinShardMaxBytes, MaxShardMaxBytes)
-	}
-	if n.Prev != "" && !ValidSHA256(n.Prev) {
-		return corrupt(key, "bad prev %q", n.Prev)
-	}
-	if n.Seq > MaxSeq {
-		return corrupt(key, "seq %d is above MaxSeq", n.Seq)
-	}
-	if err := n.check(); err != nil {
-		return corrupt(key, "%v", err)
-	}
-	return nil
 }
 
 // entryFormat returns the format field of log entry bytes (0 when they do
@@ -256,16 +210,21 @@ func entryFormat(data []byte) int {
 	return f.Format
 }
 
+// continuedTo reports whether the log entries at lists the deltas from
+// c+1 up to top: the states above checkpoint c up to top can be read
+// from it.
+func continuedTo(at map[uint64]backend.ObjectInfo, c, top uint64) bool {
+	for k := c + 1; k <= top; k++ {
+		if _, ok := at[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // isDelta reports whether log entry bytes are a DeltaFormat delta.
 func isDelta(data []byte) bool {
 	return entryFormat(data) == DeltaFormat && bytes.Contains(data, []byte(`"state"`))
-}
-
-// deltaEntryBytes is the entry that commits next on base in a DeltaFormat
-// bucket, with the state it makes.
-func deltaEntryBytes(base Head, next *Manifest) (state *Manifest, stateData, entry []byte) {
-	state, stateData = stateOf(base, next)
-	return state, stateData, encodeDelta(diffState(base, state, stateData))
 }
 
 // readState returns the DeltaFormat snapshot of seq: the newest checkpoint
@@ -335,30 +294,17 @@ func startAt(ctx context.Context, b backend.Backend, c uint64) (Head, error) {
 }
 
 // resolveDelta finds the head of a DeltaFormat bucket whose log listed
-// seqs (sent at sent): the newest checkpoint that reads and that the
-// listed entries continue, read forward. The listing showed no entry
-// above the newest it holds, so sent is an observation of that entry's
+// the entries at, newest newest (sent at sent): the newest checkpoint
+// that reads and that the listed entries continue, read forward. The
+// listing showed no entry above newest, so sent is an observation of its
 // successor being absent, and of anything newer.
-func resolveDelta(ctx context.Context, b backend.Backend, seqs []uint64, sent time.Time, now func() time.Time) (Head, bool, error) {
+func resolveDelta(ctx context.Context, b backend.Backend, at map[uint64]backend.ObjectInfo, newest uint64, sent time.Time, now func() time.Time) (Head, bool, error) {
 	cps, _, err := listCheckpoints(ctx, b)
 	if err != nil {
 		return Head{}, false, fmt.Errorf("list checkpoints: %w", err)
 	}
-	listed := make(map[uint64]bool, len(seqs))
-	newest := uint64(genesisSeq)
-	for _, s := range seqs {
-		listed[s] = true
-		newest = max(newest, s)
-	}
 	starts := append([]uint64{genesisSeq}, cps...)
-	continued := func(c uint64) bool {
-		for k := c + 1; k <= newest; k++ {
-			if !listed[k] {
-				return false
-			}
-		}
-		return true
-	}
+	continued := func(c uint64) bool { return continuedTo(at, c, newest) }
 	h, found, last, err := firstThatReads(ctx, b, slices.Backward(starts), continued)
 	if err != nil {
 		return Head{}, false, err
@@ -387,8 +333,7 @@ func deltaLog(ctx context.Context, b backend.Backend, cur Head, out []LogEntry) 
 	starts := append([]uint64{genesisSeq}, cps...)
 	var older []LogEntry
 	h, found, _, err := firstThatReads(ctx, b, slices.All(starts), func(c uint64) bool {
-		_, ok := at[c+1] // else the deltas above it are gone
-		return c < cur.Manifest.Seq && ok
+		return c < cur.Manifest.Seq && continuedTo(at, c, cur.Manifest.Seq-1)
 	})
 	for found && err == nil {
 		if h.Manifest.Seq != genesisSeq {
