@@ -25,14 +25,21 @@ func TestLogFormat_RequestCounts_AndPeersConverge(t *testing.T) {
 	}
 }
 
-func testLogFormatCounts(t *testing.T, format int) {
-	root := t.TempDir()
+// countedBucket opens a file:// bucket under root as the command line
+// does, counted.
+func countedBucket(t *testing.T, root string) *wrap.Counting {
+	t.Helper()
 	b, err := backend.Open(t.Context(), "file://"+filepath.Join(root, "bucket"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	c := wrap.Count(b)
+	return wrap.Count(b)
+}
+
+func testLogFormatCounts(t *testing.T, format int) {
+	root := t.TempDir()
+	c := countedBucket(t, root)
 	open := func(name string) *syncer.Syncer {
 		s, err := syncer.Open(t.Context(), syncer.Config{Backend: c, Dir: filepath.Join(root, name), Format: format})
 		if err != nil {
@@ -106,12 +113,7 @@ func testLogFormatCounts(t *testing.T, format int) {
 // bytes.
 func TestDeltaFormat_CheckpointPush_AndByteBound(t *testing.T) {
 	root := t.TempDir()
-	b, err := backend.Open(t.Context(), "file://"+filepath.Join(root, "bucket"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	c := wrap.Count(b)
+	c := countedBucket(t, root)
 	s, err := syncer.Open(t.Context(), syncer.Config{Backend: c, Dir: filepath.Join(root, "a"), Format: index.DeltaFormat, CheckpointEvery: 2})
 	if err != nil {
 		t.Fatal(err)
