@@ -203,8 +203,8 @@ func GC(ctx context.Context, b backend.Backend, opts GCOptions) (GCReport, error
 	var oldHist []backend.ObjectInfo
 	for _, o := range hist {
 		seq, ok := ParseHistoryKey(o.Key)
-		if !ok || marks.seqs[seq] {
-			continue
+		if !ok || marks.seqs[seq] || seq == genesisSeq {
+			continue // seq 0 is no snapshot: a killed migration's marker
 		}
 		if !supersededRecently(seq) {
 			if !young(o.ModTime) {

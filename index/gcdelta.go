@@ -59,7 +59,9 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 	// The cut: the newest checkpoint below the first head whose root and
 	// every entry up to it (and its successor) are old, and that reads.
 	cutHead, haveCut, _, err := firstThatReads(ctx, b, slices.Backward(cps), func(c uint64) bool {
-		if c >= first.Manifest.Seq || !old(cpAt[c].ModTime) {
+		// A root the log does not continue to the head is none of its
+		// states (a migration that lost its race wrote it).
+		if c >= first.Manifest.Seq || !old(cpAt[c].ModTime) || !continuedTo(at, c, first.Manifest.Seq) {
 			return false
 		}
 		for _, k := range seqs {
@@ -162,6 +164,10 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 	for _, p := range written {
 		named[PageKey(p.ID)] = true
 	}
+	oldHist, err := markLegacy(ctx, b, young, cpAt, low, marks)
+	if err != nil {
+		return rep, err
+	}
 	for seq := range marks.seqs {
 		rep.Roots = append(rep.Roots, seq)
 	}
@@ -170,6 +176,9 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 	none := func(string) bool { return false }
 	// Log entries lowest first, then the roots the cut makes unneeded,
 	// then pages: what a reader may still be reading goes last.
+	if err := rep.sweep(ctx, b, opts.DryRun, young, oldHist, none, &rep.History); err != nil {
+		return rep, err
+	}
 	if err := rep.sweep(ctx, b, opts.DryRun, never, delLog, none, &rep.History); err != nil {
 		return rep, err
 	}
@@ -181,4 +190,51 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 		return rep, err
 	}
 	return rep, rep.sweepData(ctx, b, opts.DryRun, young, marks, shards, objects, packs)
+}
+
+// markLegacy marks the snapshots a bucket migrated from format 3 keeps as
+// history copies below low, the lowest state the log holds, as format 3's
+// gc does: a copy superseded within the grace period is a root, an older
+// one is returned to be deleted (before any data only it names). The
+// newest was superseded by the migration, whose checkpoint is its
+// successor.
+func markLegacy(ctx context.Context, b backend.Backend, young func(time.Time) bool, cpAt map[uint64]backend.ObjectInfo, low uint64, marks *gcMarks) ([]backend.ObjectInfo, error) {
+	hist, err := legacyHistory(ctx, b, low)
+	if err != nil {
+		return nil, err
+	}
+	histAt := map[uint64]backend.ObjectInfo{}
+	for _, o := range hist {
+		seq, _ := ParseHistoryKey(o.Key)
+		histAt[seq] = o
+	}
+	var old []backend.ObjectInfo
+	for _, o := range hist {
+		seq, _ := ParseHistoryKey(o.Key)
+		next, ok := histAt[seq+1]
+		if !ok {
+			next, ok = cpAt[seq+1]
+		}
+		if !ok {
+			// The migration's checkpoint gone: the lowest root the log
+			// holds was written after it, so it is no older.
+			next, ok = cpAt[low]
+		}
+		// A successor of unknown age keeps it, as young does.
+		if young(o.ModTime) || !ok || young(next.ModTime) {
+			h, err := ReadHistory(ctx, b, seq)
+			if backend.IsNotExist(err) {
+				continue // collected by a gc beside this one
+			}
+			if err == nil {
+				err = marks.add(ctx, b, h)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("gc: %w", err)
+			}
+			continue
+		}
+		old = append(old, o)
+	}
+	return old, nil
 }

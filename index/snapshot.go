@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -53,6 +54,13 @@ func OpenSnapshotAt(ctx context.Context, b backend.Backend, seq uint64) (*Snapsh
 		read = ReadLogEntry
 	}
 	h, err := read(ctx, b, seq)
+	if backend.IsNotExist(err) && cur.head.Manifest.Format == DeltaFormat && seq != genesisSeq {
+		// A bucket migrated from format 3 keeps its older snapshots as
+		// history copies (FORMAT.md, "Migrating a bucket").
+		if hh, herr := ReadHistory(ctx, b, seq); herr == nil {
+			h, err = hh, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %d: %w", seq, err)
 	}
@@ -286,7 +294,10 @@ func Log(ctx context.Context, b backend.Backend) ([]LogEntry, error) {
 		out = append(out, LogEntry{Seq: cur.Manifest.Seq, Entries: cur.Manifest.Entries(), Shards: len(cur.Manifest.Shards), Current: true})
 	}
 	if cur.IsLog() && cur.Manifest.Format == DeltaFormat {
-		return deltaLog(ctx, b, cur, out)
+		if out, err = deltaLog(ctx, b, cur, out); err != nil {
+			return nil, err
+		}
+		return legacyLog(ctx, b, out)
 	}
 	if cur.IsLog() {
 		return logEntries(ctx, b, cur, out)
@@ -302,7 +313,7 @@ func Log(ctx context.Context, b backend.Backend) ([]LogEntry, error) {
 	slices.SortFunc(hist, func(a, b backend.ObjectInfo) int { return strings.Compare(b.Key, a.Key) })
 	for _, o := range hist {
 		seq, ok := ParseHistoryKey(o.Key)
-		if !ok || (cur.Version != "" && seq >= cur.Manifest.Seq) {
+		if !ok || seq == genesisSeq || (cur.Version != "" && seq >= cur.Manifest.Seq) {
 			continue
 		}
 		h, err := ReadHistory(ctx, b, seq)
@@ -337,5 +348,50 @@ func logEntries(ctx context.Context, b backend.Backend, cur Head, out []LogEntry
 		}
 		out = append(out, LogEntry{Seq: seq, Entries: h.Manifest.Entries(), Shards: len(h.Manifest.Shards), Superseded: at[seq+1].ModTime})
 	}
+	return out, nil
+}
+
+// legacyLog appends to out (newest first) the history copies a bucket
+// migrated from format 3 still keeps below the oldest snapshot out lists:
+// the snapshots of before the migration (FORMAT.md, "Migrating a
+// bucket"). A bucket created in DeltaFormat has none (its marker, seq 0,
+// is no snapshot).
+func legacyLog(ctx context.Context, b backend.Backend, out []LogEntry) ([]LogEntry, error) {
+	below := uint64(math.MaxUint64)
+	if len(out) > 0 {
+		below = out[len(out)-1].Seq
+	}
+	hist, err := legacyHistory(ctx, b, below)
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	for _, o := range slices.Backward(hist) {
+		seq, _ := ParseHistoryKey(o.Key)
+		h, err := ReadHistory(ctx, b, seq)
+		if backend.IsNotExist(err) {
+			continue // collected meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, LogEntry{Seq: seq, Entries: h.Manifest.Entries(), Shards: len(h.Manifest.Shards), Superseded: o.ModTime})
+	}
+	return out, nil
+}
+
+// legacyHistory lists the format-3 history copies of seqs 1 up to below
+// (exclusive), ascending.
+func legacyHistory(ctx context.Context, b backend.Backend, below uint64) ([]backend.ObjectInfo, error) {
+	all, err := listAll(ctx, b, HistoryPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []backend.ObjectInfo
+	for _, o := range all {
+		if seq, ok := ParseHistoryKey(o.Key); ok && seq != genesisSeq && seq < below {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b backend.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }

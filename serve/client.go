@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -264,6 +265,13 @@ func (c *Client) MarkAllDirty() error {
 func (c *Client) Status(ctx context.Context, remote bool) (syncer.Status, error) {
 	var out syncer.Status
 	return out, c.call(ctx, http.MethodPost, "/v1/status", StatusRequest{Remote: remote}, &out)
+}
+
+// Migrate turns the service's bucket (or namespace) into the log of
+// deltas online, or with dryRun reports what that would write.
+func (c *Client) Migrate(ctx context.Context, dryRun bool) (index.MigrateReport, error) {
+	var out index.MigrateReport
+	return out, c.call(ctx, http.MethodPost, "/v1/migrate", MigrateRequest{DryRun: dryRun}, &out)
 }
 
 // PreviewPush counts what a push would send.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/control"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -153,6 +154,17 @@ func (s *Server) handlePreview(w http.ResponseWriter, r *http.Request) {
 	}
 	s.run(w, r, "preview", "preview", req.Async, func(ctx context.Context) (any, error) {
 		return s.sync.PreviewPush(ctx)
+	})
+}
+
+func (s *Server) handleMigrate(w http.ResponseWriter, r *http.Request) {
+	var req MigrateRequest
+	if err := decode(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	s.run(w, r, "migrate", "migrate", req.Async, func(ctx context.Context) (any, error) {
+		return s.sync.Migrate(ctx, index.MigrateOptions{DryRun: req.DryRun})
 	})
 }
 

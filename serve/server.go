@@ -187,6 +187,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/hydrate", s.handleHydrate)
 	m.HandleFunc("POST /v1/resolve", s.handleResolve)
 	m.HandleFunc("POST /v1/restore", s.handleRestore)
+	m.HandleFunc("POST /v1/migrate", s.handleMigrate)
 	s.lockRoutes(m) // bucket.go: shared with the bucket service
 	s.hostRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

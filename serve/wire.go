@@ -117,6 +117,13 @@ type StatusRequest struct {
 	Remote bool `json:"remote,omitempty"`
 }
 
+// MigrateRequest is the body of POST /v1/migrate.
+type MigrateRequest struct {
+	AsyncOption
+	// DryRun reports what the migration would write, writing nothing.
+	DryRun bool `json:"dry_run,omitempty"`
+}
+
 // HydrateRequest is the body of POST /v1/hydrate.
 type HydrateRequest struct {
 	AsyncOption

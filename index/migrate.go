@@ -1,0 +1,251 @@
+package index
+
+// Migration to DeltaFormat (FORMAT.md, "Migrating a bucket"). A migration
+// is one commit: the successor N+1 of the head N, holding the same shards
+// and fences, written in DeltaFormat. A pull after it downloads nothing.
+//
+// From format 2 or 3 (the manifest is the commit point) it is a
+// manifest compare-and-swap like any commit: the history copy of N, the
+// pages and root of the checkpoint N+1, then manifest.json from N's
+// version to that root (the commit point: a writer mid-push loses its
+// swap, reads the root and commits its change in the log; a silt that
+// reads no format 5 refuses the bucket with ErrNewerFormat), then the
+// marker. From format 4 it is the log entry N+1 created if absent, a
+// delta whose state is format 5, then its checkpoint, the hint and the
+// marker. Every step before the commit point writes only objects no
+// reader of the old format looks at; every step after it is repeated by
+// a re-run, so a migration killed anywhere is finished by running it
+// again. The snapshots the old format kept stay listed and readable:
+// history copies (format 3) and log entries (format 4) are read below
+// the migration's seq until gc removes them past its grace period.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/internal/backoff"
+)
+
+// ErrNoConditionalWrites: the log formats commit by create-if-absent, which
+// the store does not offer.
+var ErrNoConditionalWrites = errors.New("the store offers no conditional writes, which the log format commits by")
+
+// MigrateOptions modify a Migrate.
+type MigrateOptions struct {
+	// DryRun reports what the migration would write, writing nothing.
+	DryRun bool
+	// Attempts bounds the commits a migration tries when writers commit
+	// beside it; 0 means DefaultCommitAttempts.
+	Attempts int
+	// Now is the clock a log head's observations are measured by; nil
+	// means time.Now.
+	Now func() time.Time
+}
+
+// MigrateReport is what a Migrate found and did.
+type MigrateReport struct {
+	// From is the format the bucket was in; To the format it is in after.
+	From int `json:"from"`
+	To   int `json:"to"`
+	// Seq is the migration's commit (the head's seq when nothing was to
+	// do).
+	Seq uint64 `json:"seq"`
+	// Entries and Shards are the head's, carried over unchanged.
+	Entries int `json:"entries"`
+	Shards  int `json:"shards"`
+	// Writes lists the keys the migration wrote (or would write), in order.
+	Writes []string `json:"writes"`
+	// Already says the bucket was in DeltaFormat; Finished that an earlier
+	// migration's last steps (the marker) were written now.
+	Already  bool `json:"already,omitempty"`
+	Finished bool `json:"finished,omitempty"`
+	// Empty says there was nothing committed: the next push creates the
+	// bucket in the format its cache asks for.
+	Empty bool `json:"empty,omitempty"`
+	// Attempts counts the commits tried (lost races to other writers
+	// included).
+	Attempts int  `json:"attempts"`
+	DryRun   bool `json:"dry_run,omitempty"`
+}
+
+// Migrate turns the bucket at the namespace root b into DeltaFormat,
+// online: writers may commit beside it. It is idempotent: on a DeltaFormat
+// bucket it only finishes what a killed migration left (the marker).
+func Migrate(ctx context.Context, b backend.Backend, opts MigrateOptions) (MigrateReport, error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	attempts := opts.Attempts
+	if attempts <= 0 {
+		attempts = DefaultCommitAttempts
+	}
+	rep := MigrateReport{DryRun: opts.DryRun, Writes: []string{}}
+	for attempt := 0; ; attempt++ {
+		h, err := readHead(ctx, b, backend.GetOptions{}, now)
+		if err != nil {
+			return rep, fmt.Errorf("migrate: %w", err)
+		}
+		rep.From, rep.To, rep.Seq = h.Manifest.Format, h.Manifest.Format, h.Manifest.Seq
+		rep.Entries, rep.Shards = h.Manifest.Entries(), len(h.Manifest.Shards)
+		switch {
+		case h.Version == "":
+			rep.Empty = true
+			return rep, nil
+		case h.Manifest.Format == DeltaFormat && attempt == 0:
+			rep.Already = true
+			return rep, finishMigration(ctx, b, &rep)
+		case h.Manifest.Format == DeltaFormat:
+			// Our commit's outcome was unknown and another landed it, or
+			// a migration beside ours did: either way it is done.
+			return rep, finishMigration(ctx, b, &rep)
+		}
+		if !b.Capabilities().ConditionalPut {
+			return rep, fmt.Errorf("migrate: %w", ErrNoConditionalWrites)
+		}
+		rep.To = DeltaFormat
+		rep.Seq = h.Manifest.Seq + 1
+		rep.Attempts = attempt + 1
+		err = migrateOnce(ctx, b, h, now, &rep)
+		switch {
+		case err == nil:
+			return rep, finishMigration(ctx, b, &rep)
+		case ctx.Err() != nil:
+			return rep, ctx.Err()
+		case !backend.IsPrecondition(err) && !backend.IsRetryable(err) && !errors.Is(err, backend.ErrOutcomeUnknown):
+			return rep, fmt.Errorf("migrate: %w", err)
+		case attempt+1 >= attempts:
+			return rep, fmt.Errorf("migrate: %w (%d attempts; last: %w)", ErrCommitContention, attempt+1, err)
+		}
+		rep.Writes = rep.Writes[:0]
+		if err := backoff.Sleep(ctx, Backoff(attempt, b.Capabilities().MaxMutationsPerKeyPerSecond)); err != nil {
+			return rep, err
+		}
+	}
+}
+
+// migratedState is the DeltaFormat state of seq h+1 holding h's shards.
+func migratedState(h Head) Head {
+	m := h.Manifest
+	n := &Manifest{Format: DeltaFormat, Seq: m.Seq + 1, Shards: m.Shards, Fences: m.Fences, ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes}
+	if n.Shards == nil {
+		n.Shards = []ShardRef{}
+	}
+	if len(n.Fences) == 0 {
+		n.Fences = nil
+	}
+	if m.Format >= LogFormat {
+		// The log continues: the state names its predecessor's.
+		n.Prev = h.stateHash()
+	}
+	return Head{Manifest: n, Data: EncodeManifest(n)}
+}
+
+// migrateOnce writes the migration commit on the head h; a lost race is
+// a precondition error.
+func migrateOnce(ctx context.Context, b backend.Backend, h Head, now func() time.Time, rep *MigrateReport) error {
+	s := migratedState(h)
+	seq := s.Manifest.Seq
+	r, _ := rootOf(s)
+	root := encodeRoot(r)
+	if h.Manifest.Format < LogFormat {
+		rep.Writes = append(rep.Writes, HistoryKey(h.Manifest.Seq))
+		for _, p := range r.Pages {
+			rep.Writes = append(rep.Writes, PageKey(p.ID))
+		}
+		rep.Writes = append(rep.Writes, CheckpointKey(seq), HistoryKey(genesisSeq), ManifestKey)
+		if rep.DryRun {
+			return nil
+		}
+		// Before the commit point only what no format-3 reader reads:
+		// N's history copy (what every format-3 commit writes), the
+		// checkpoint of N+1, the marker (a reader that finds the root as
+		// the hint and no log entry reads checkpoints only when the
+		// marker says so).
+		if err := WriteHistory(ctx, b, h); err != nil {
+			return err
+		}
+		if _, _, err := writeCheckpoint(ctx, b, s, nil); err != nil {
+			return err
+		}
+		if err := writeMarker(ctx, b); err != nil {
+			return err
+		}
+		_, err := backend.PutBytes(ctx, b, ManifestKey, root, backend.Cond{IfMatch: h.Version})
+		if err != nil && !backend.IsPrecondition(err) && ctx.Err() == nil {
+			// Unknown outcome: our root there means it landed.
+			data, _, rerr := readBounded(ctx, b, ManifestKey, backend.GetOptions{}, MaxManifestBytes)
+			if rerr == nil && string(data) == string(root) {
+				err = nil
+			}
+		}
+		return err
+	}
+	// Format 4: the log entry N+1 is the commit point; its delta carries
+	// nothing but the format.
+	entry := encodeDelta(diffState(h, s.Manifest, s.Data))
+	rep.Writes = append(rep.Writes, HistoryKey(genesisSeq), LogKey(seq))
+	for _, p := range r.Pages {
+		rep.Writes = append(rep.Writes, PageKey(p.ID))
+	}
+	rep.Writes = append(rep.Writes, CheckpointKey(seq), ManifestKey)
+	if rep.DryRun {
+		return nil
+	}
+	if err := writeMarker(ctx, b); err != nil {
+		return err
+	}
+	if !h.fresh(now()) {
+		// An old observation of the head: read it again first.
+		return fmt.Errorf("migrate: %w", backend.ErrPrecondition)
+	}
+	_, err := backend.PutBytes(ctx, b, LogKey(seq), entry, backend.Cond{IfAbsent: true})
+	if err != nil && !backend.IsPrecondition(err) && ctx.Err() == nil {
+		got, _, ok, rerr := readLogRaw(ctx, b, seq)
+		if rerr == nil && ok && string(got) == string(entry) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	// After the commit point: best effort here, finished by a re-run.
+	if _, _, err := writeCheckpoint(ctx, b, s, nil); err != nil {
+		return err
+	}
+	_, err = backend.PutBytes(ctx, b, ManifestKey, root, backend.Cond{})
+	return err
+}
+
+// finishMigration writes what follows a migration's commit point: the
+// marker of a DeltaFormat bucket (a root), which tells a reader that finds
+// no hint and no log entry to read checkpoints.
+func finishMigration(ctx context.Context, b backend.Backend, rep *MigrateReport) error {
+	data, _, err := readBounded(ctx, b, HistoryKey(genesisSeq), backend.GetOptions{}, MaxManifestBytes)
+	if err == nil && isRoot(data) {
+		return nil
+	}
+	if err != nil && !backend.IsNotExist(err) && !errors.Is(err, ErrCorruptIndex) {
+		return fmt.Errorf("migrate: read the marker: %w", err)
+	}
+	rep.Writes = append(rep.Writes, HistoryKey(genesisSeq))
+	rep.Finished = rep.Already
+	if rep.DryRun {
+		return nil
+	}
+	return writeMarker(ctx, b)
+}
+
+// writeMarker writes the marker of a DeltaFormat bucket. Every such marker
+// is the same bytes: a plain write replaces a format-4 marker, and two
+// migrations write the same.
+func writeMarker(ctx context.Context, b backend.Backend) error {
+	marker, _ := genesis5()
+	if _, err := backend.PutBytes(ctx, b, HistoryKey(genesisSeq), marker, backend.Cond{ContentNamed: true}); err != nil {
+		return fmt.Errorf("migrate: write the marker: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,291 @@
+package syncer_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/mem"
+	"github.com/siltsync/silt/backend/wrap"
+	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/syncer"
+)
+
+func openFormat(t *testing.T, b backend.Backend, format int) *syncer.Syncer {
+	t.Helper()
+	s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: t.TempDir(), Format: format})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func pushFile(t *testing.T, s *syncer.Syncer, p, content string) {
+	t.Helper()
+	writeFile(t, s, p, content)
+	if err := s.MarkDirty(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Push(t.Context(), syncer.PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapshots reads every snapshot index.Log lists: seq -> path -> sha256.
+func snapshots(t *testing.T, b backend.Backend) map[uint64]map[string]string {
+	t.Helper()
+	ctx := t.Context()
+	log, err := index.Log(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[uint64]map[string]string{}
+	for _, le := range log {
+		snap, err := index.OpenSnapshotAt(ctx, b, le.Seq)
+		if err != nil {
+			t.Fatalf("snapshot %d listed but does not open: %v", le.Seq, err)
+		}
+		files := map[string]string{}
+		if err := snap.Walk(ctx, "", func(p string, e index.Entry) error { files[p] = e.SHA256; return nil }); err != nil {
+			t.Fatalf("snapshot %d: %v", le.Seq, err)
+		}
+		out[le.Seq] = files
+	}
+	return out
+}
+
+// migrated checks that after a migration every snapshot of before is
+// listed with the same files, and the head is one more seq in the delta
+// format holding the files of the last.
+func migrated(t *testing.T, b backend.Backend, before map[uint64]map[string]string, head uint64) {
+	t.Helper()
+	after := snapshots(t, b)
+	for seq, files := range before {
+		if !maps.Equal(after[seq], files) {
+			t.Errorf("snapshot %d after the migration: %v, want %v", seq, after[seq], files)
+		}
+	}
+	if !maps.Equal(after[head+1], before[head]) {
+		t.Errorf("the migration's snapshot %d holds %v, want the files of %d: %v", head+1, after[head+1], head, before[head])
+	}
+	h, err := index.ReadHead(t.Context(), b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Manifest.Format != index.DeltaFormat || h.Manifest.Seq != head+1 {
+		t.Errorf("head after the migration: format %d seq %d, want %d seq %d", h.Manifest.Format, h.Manifest.Seq, index.DeltaFormat, head+1)
+	}
+}
+
+func TestMigrate_Format3And4_KeepEverySnapshotAndCarryOn(t *testing.T) {
+	for _, format := range []int{index.FormatVersion, index.LogFormat} {
+		t.Run(fmt.Sprint("format", format), func(t *testing.T) {
+			store := mem.New()
+			a := openFormat(t, store, format)
+			for i := range 3 {
+				pushFile(t, a, fmt.Sprintf("data/m/f%d", i), fmt.Sprint("v", i))
+			}
+			pushFile(t, a, "data/m/f0", "changed")
+			before := snapshots(t, store)
+			if len(before) < 4 {
+				t.Fatalf("format %d lists %d snapshots before the migration, want 4", format, len(before))
+			}
+			rep, err := index.Migrate(t.Context(), store, index.MigrateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.From != format || rep.To != index.DeltaFormat || rep.Seq != 5 || rep.Entries != 3 {
+				t.Fatalf("report %+v, want from %d to %d at seq 5 with 3 entries", rep, format, index.DeltaFormat)
+			}
+			migrated(t, store, before, 4)
+
+			// The writer that made the bucket, its held head one seq old,
+			// commits in the log; a new peer reads it all.
+			pushFile(t, a, "data/m/f9", "after")
+			h, err := index.ReadHead(t.Context(), store, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Manifest.Format != index.DeltaFormat || h.Manifest.Seq != 6 {
+				t.Fatalf("push after the migration made format %d seq %d, want %d seq 6", h.Manifest.Format, h.Manifest.Seq, index.DeltaFormat)
+			}
+			b := openFormat(t, store, 0)
+			if _, err := b.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := tree(t, b), tree(t, a); !maps.Equal(got, want) {
+				t.Fatalf("peer after the migration: %v, want %v", got, want)
+			}
+
+			again, err := index.Migrate(t.Context(), store, index.MigrateOptions{})
+			if err != nil || !again.Already || len(again.Writes) != 0 {
+				t.Fatalf("second migration: %+v, %v; want already done, nothing written", again, err)
+			}
+		})
+	}
+}
+
+func TestMigrate_DryRun_WritesNothing(t *testing.T) {
+	store := mem.New()
+	a := openFormat(t, store, index.FormatVersion)
+	pushFile(t, a, "data/x", "1")
+	pushFile(t, a, "data/y", "2")
+	counted := wrap.Count(store)
+	rep, err := index.Migrate(t.Context(), counted, index.MigrateOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := counted.Counts(); c.Put+c.CondPut+c.Delete != 0 {
+		t.Fatalf("a dry run wrote: %+v", c)
+	}
+	if !slices.Contains(rep.Writes, index.ManifestKey) || !slices.Contains(rep.Writes, index.CheckpointKey(3)) || !rep.DryRun {
+		t.Fatalf("dry run says it would write %v, want the checkpoint of 3 and the manifest", rep.Writes)
+	}
+	h, err := index.ReadHead(t.Context(), store, nil)
+	if err != nil || h.Manifest.Format != index.FormatVersion {
+		t.Fatalf("after a dry run: %+v %v", h.Manifest, err)
+	}
+}
+
+// A format-3 writer whose compare-and-swap is in flight when the migration
+// lands loses its swap, reads the migrated head and commits in the log:
+// nothing it pushed is lost.
+func TestMigrate_WriterMidPush_IsCarriedOver(t *testing.T) {
+	store := mem.New()
+	g := newGate(store, isManifestCAS)
+	g.armed.Store(false)
+	w := openFormat(t, g, index.FormatVersion)
+	pushFile(t, w, "data/a", "1")
+	writeFile(t, w, "data/b", "2")
+	if err := w.MarkDirty("data/b"); err != nil {
+		t.Fatal(err)
+	}
+	g.armed.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Push(t.Context(), syncer.PushOptions{})
+		done <- err
+	}()
+	<-g.arrived // the writer's swap on seq 1 is held
+	if _, err := index.Migrate(t.Context(), store, index.MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatalf("the push beside the migration: %v", err)
+	}
+	h, err := index.ReadHead(t.Context(), store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Manifest.Format != index.DeltaFormat || h.Manifest.Seq != 3 {
+		t.Fatalf("head: format %d seq %d, want the push at seq 3 of format %d", h.Manifest.Format, h.Manifest.Seq, index.DeltaFormat)
+	}
+	peer := openFormat(t, store, 0)
+	if _, err := peer.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, peer); got["data/a"] != "1" || got["data/b"] != "2" {
+		t.Fatalf("peer reads %v, want data/a and data/b", got)
+	}
+}
+
+// The crash sweep of migrate: a migration killed before each of its writes
+// (the write refused, nothing after it sent) leaves a bucket every reader
+// reads as before or after, and running it again finishes it with every
+// snapshot kept.
+func TestMigrate_KilledAtEveryWrite_ReRunFinishes(t *testing.T) {
+	for _, format := range []int{index.FormatVersion, index.LogFormat} {
+		for _, mode := range []wrap.Mode{wrap.FailBefore, wrap.FailAfter} {
+			for k := 1; ; k++ {
+				store := mem.New()
+				a := openFormat(t, store, format)
+				pushFile(t, a, "data/m/a", "1")
+				pushFile(t, a, "data/m/b", "2")
+				before := snapshots(t, store)
+				f := wrap.Faults(store)
+				isWrite := func(v wrap.Verb, _ string) bool { return v == wrap.VerbPut || v == wrap.VerbCondPut }
+				f.Add(wrap.Rule{Match: isWrite, Nth: k, Times: 1 << 20, Mode: mode, Err: &backend.Error{Op: "put", Err: context.Canceled}})
+				_, err := index.Migrate(t.Context(), f, index.MigrateOptions{Attempts: 1})
+				if f.Fired() == 0 {
+					if err != nil {
+						t.Fatal(err)
+					}
+					break // k is past the migration's last write
+				}
+				name := fmt.Sprintf("format %d, %v at write %d", format, mode, k)
+				// Killed here: the bucket reads as one of the two heads.
+				h, err := index.ReadHead(t.Context(), store, nil)
+				if err != nil {
+					t.Fatalf("%s: the bucket does not read: %v", name, err)
+				}
+				if h.Manifest.Seq != 2 && h.Manifest.Seq != 3 {
+					t.Fatalf("%s: head seq %d", name, h.Manifest.Seq)
+				}
+				if _, err := index.Migrate(t.Context(), store, index.MigrateOptions{}); err != nil {
+					t.Fatalf("%s: the re-run: %v", name, err)
+				}
+				migrated(t, store, before, 2)
+				b := openFormat(t, store, 0)
+				pushFile(t, b, "data/m/c", "3")
+				if got := snapshots(t, store); len(got) != len(before)+2 {
+					t.Fatalf("%s: %d snapshots after the re-run and a push, want %d", name, len(got), len(before)+2)
+				}
+			}
+		}
+	}
+}
+
+// gc of a migrated bucket keeps the format-3 snapshots superseded within
+// its grace period whole, and removes them (history first) past it.
+func TestMigrate_GC_KeepsOldSnapshotsWithinGraceDropsThemPast(t *testing.T) {
+	store := mem.New()
+	a := openFormat(t, store, index.FormatVersion)
+	pushFile(t, a, "data/a", "1")
+	pushFile(t, a, "data/a", "2")
+	if _, err := index.Migrate(t.Context(), store, index.MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshots(t, store)
+	rep, err := index.GC(t.Context(), store, index.GCOptions{OlderThan: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Data) != 0 || len(rep.History) != 0 {
+		t.Fatalf("gc within the grace period removed %v %v", rep.Data, rep.History)
+	}
+	if got := snapshots(t, store); !maps.EqualFunc(got, before, maps.Equal) {
+		t.Fatalf("gc within the grace: %v, want %v", got, before)
+	}
+	later := func() time.Time { return time.Now().Add(3 * time.Hour) }
+	rep, err = index.GC(t.Context(), store, index.GCOptions{OlderThan: time.Hour, Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist int
+	for _, o := range rep.History {
+		if strings.HasPrefix(o.Key, index.HistoryPrefix) {
+			hist++
+		}
+	}
+	if hist != 2 {
+		t.Fatalf("gc past the grace removed %d history copies (%v), want seqs 1 and 2", hist, rep.History)
+	}
+	got := snapshots(t, store) // every listed one still reads
+	if _, ok := got[3]; !ok || len(got) != 1 {
+		t.Fatalf("after gc past the grace: %v, want the head 3 alone", slices.Sorted(maps.Keys(got)))
+	}
+	peer := openFormat(t, store, 0)
+	if _, err := peer.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if tree(t, peer)["data/a"] != "2" {
+		t.Fatal("the head lost its file to gc")
+	}
+}
