@@ -10,29 +10,32 @@ import (
 )
 
 // expected is what one operation of each scenario must send at 1k entries
-// (one index shard) and at 10k (twenty): the manifest GET, the shard GETs a
-// scope needs, the data, and for a push the data put, the new shard and the
-// manifest compare-and-swap. dataPuts counts data objects written.
+// and at 10k, in a bucket of the default format (the log of deltas): the
+// hint or the log entries a reader is behind by, the shard GETs a scope
+// needs, the data, and for a push the data put, the new shard and the log
+// entry's create. dataPuts counts data objects written.
 var expected = map[string]struct {
 	req      bench.Requests
 	dataPuts int64
 	bound    int64 // the bound the issue states, when it states one (-1: none)
 }{
-	"scoped-pull-unchanged": {req: bench.Requests{Get: 1, Total: 1}, bound: 2},
-	// manifest, changed shard, file
-	"scoped-pull-one-changed": {req: bench.Requests{Get: 3, Total: 3}, bound: -1},
-	// manifest; object, shard, history copy, manifest
-	"push-one-changed": {req: bench.Requests{Get: 1, CondPut: 4, Total: 5}, dataPuts: 1, bound: 5},
-	"pull-one-changed": {req: bench.Requests{Get: 3, Total: 3}, bound: -1},
+	"scoped-pull-unchanged": {req: bench.Requests{Get: 1, Total: 1}, bound: 1},
+	// the next log entry, the absent one after it, changed shard, file
+	"scoped-pull-one-changed": {req: bench.Requests{Get: 4, Total: 4}, bound: -1},
+	// the absent next log entry; object, shard, log entry
+	"push-one-changed": {req: bench.Requests{Get: 1, CondPut: 3, Total: 4}, dataPuts: 1, bound: 4},
+	"pull-one-changed": {req: bench.Requests{Get: 4, Total: 4}, bound: -1},
 	"noop-pull":        {req: bench.Requests{Get: 1, Total: 1}, bound: 1},
 	"noop-push":        {req: bench.Requests{}, bound: 0},
-	// manifest, one shard, two ranged reads (of at most 4 MiB) of the one
-	// pack of 1,000 files of 5 KiB
-	"cold-pull": {req: bench.Requests{Get: 4, Total: 4}, bound: -1},
+	// the hint, the checkpoint's root and page, the log entries since it
+	// and the check that the last is still there (Stat), the shards of
+	// 1,000 entries of at most 36 KiB each, two ranged reads (of at most
+	// 4 MiB) of the one pack of 1,000 files of 5 KiB
+	"cold-pull": {req: bench.Requests{Get: 12, Stat: 1, Total: 13}, bound: -1},
 	// manifest (absent), then one key of the history listed to tell an
 	// empty bucket from a lost manifest (FORMAT.md, "A missing manifest");
-	// the pack, shard, manifest (no history: nothing was superseded)
-	"cold-push": {req: bench.Requests{Get: 1, List: 1, CondPut: 3, Total: 5}, dataPuts: 1, bound: -1},
+	// the genesis, the pack, the shards, the log entry
+	"cold-push": {req: bench.Requests{Get: 1, List: 1, CondPut: 11, Total: 13}, dataPuts: 1, bound: -1},
 }
 
 // TestScenarios_RequestCounts runs every scenario at 1k entries (mem, no

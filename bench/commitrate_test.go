@@ -29,7 +29,7 @@ const (
 func TestCommitRate_RateLimitedManifest_LosesNothingAndKeepsTheCap(t *testing.T) {
 	const per = 20 * time.Millisecond
 	store := backend.Production(wrap.MutationRate(mem.New(), wrap.RateConfig{Per: per}))
-	res, err := CommitRate(t.Context(), CommitRateConfig{Store: store, Writers: 4, Pushes: 5, Dir: t.TempDir()})
+	res, err := CommitRate(t.Context(), CommitRateConfig{Store: store, Writers: 4, Pushes: 5, Dir: t.TempDir(), Format: index.FormatVersion})
 	if err != nil {
 		t.Fatalf("%+v: %v", res, err)
 	}

@@ -27,6 +27,7 @@ func TestPush_Regression_OnePutFaultFailedThePush(t *testing.T) {
 		"shard":    index.ShardsPrefix,
 		"history":  index.HistoryPrefix,
 		"manifest": index.ManifestKey,
+		"log":      index.LogPrefix,
 	}
 	for name, prefix := range kinds {
 		for _, mode := range []wrap.Mode{wrap.FailBefore, wrap.FailAfter} {
@@ -35,7 +36,11 @@ func TestPush_Regression_OnePutFaultFailedThePush(t *testing.T) {
 				faults := wrap.Faults(store)
 				b := backend.Production(faults, backend.WithRetry(backend.RetryConfig{Base: time.Millisecond, Max: time.Millisecond}))
 				dir := t.TempDir()
-				s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: dir, PackThreshold: 1 << 10})
+				format := 0 // the default: the log of deltas
+				if name == "history" || name == "manifest" {
+					format = index.FormatVersion // the manifest as commit point
+				}
+				s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: dir, PackThreshold: 1 << 10, Format: format})
 				if err != nil {
 					t.Fatal(err)
 				}

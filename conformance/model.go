@@ -343,18 +343,28 @@ const modelCheckpointEvery = 3
 
 // modelFormat draws the remote format a sequence's bucket is created in:
 // version 3 (the manifest's compare-and-swap), the log (index.LogFormat)
-// or the log of deltas (index.DeltaFormat), or the one SILT_MODEL_FORMAT
-// names (3, 4 or 5).
+// or the log of deltas (index.DeltaFormat, the default), or the one
+// SILT_MODEL_FORMAT names (3, 4 or 5). The older two are there to be
+// migrated mid-sequence (model_migrate.go) and for what still writes them.
 func modelFormat(t *rapid.T) int {
-	if f := envFormat(); f != 0 {
+	if f := fixedFormat(); f != 0 {
 		return f
 	}
 	return rapid.SampledFrom([]int{index.FormatVersion, index.LogFormat, index.DeltaFormat}).Draw(t, "format")
 }
 
-// envFormat is the format SILT_MODEL_FORMAT names (3, 4 or 5), or 0: the
-// crash sweep and the linearizability checks create their buckets in it.
+// envFormat is the format the crash sweep and the linearizability checks
+// create their buckets in: the one SILT_MODEL_FORMAT names, else the
+// default.
 func envFormat() int {
+	if f := fixedFormat(); f != 0 {
+		return f
+	}
+	return index.DefaultFormat
+}
+
+// fixedFormat is the format SILT_MODEL_FORMAT names (3, 4 or 5), or 0.
+func fixedFormat() int {
 	switch os.Getenv("SILT_MODEL_FORMAT") {
 	case "3":
 		return index.FormatVersion

@@ -29,6 +29,7 @@ func (m *modelRun) actions() map[string]func(*rapid.T) {
 		"twoPhase":    m.actTwoPhase,
 		"metaHydrate": m.actMetaHydrate,
 		"gc":          m.actGC,
+		"migrate":     m.actMigrate, // model_migrate.go
 		"restart":     m.actRestart,
 		"fault":       m.actFault,
 		"":            m.checkAlways,

@@ -185,7 +185,7 @@ func TestModel_Regression_InterruptedPushLeavesCommittedUnreadable(t *testing.T)
 		a.writeMark(map[string]string{"data/t/1/latest": "v1"})
 		a.push()
 		a.writeMark(map[string]string{"data/t/1/latest": "v2"})
-		f.Add(wrap.Rule{Verb: wrap.VerbCondPut, KeyPrefix: ".silt/manifest.json", Times: 1000})
+		f.Add(wrap.Rule{Match: isCommitPoint, Times: 1000})
 		if _, err := a.s.Push(ctx, syncer.PushOptions{}); !errors.Is(err, wrap.ErrInjected) {
 			t.Fatalf("push: %v, want the injected fault", err)
 		}

@@ -90,6 +90,18 @@ func (bk *bucket) host(opts ...func(*syncer.Config)) *host {
 	return h
 }
 
+// withFormat makes a host create its bucket in format, for checks of one
+// format's mechanics.
+func withFormat(format int) func(*syncer.Config) {
+	return func(c *syncer.Config) { c.Format = format }
+}
+
+// isCommitPoint matches the write that commits a seq in any format: the
+// manifest's compare-and-swap (format 3) or a log entry's create.
+func isCommitPoint(v wrap.Verb, key string) bool {
+	return v == wrap.VerbCondPut && (key == index.ManifestKey || strings.HasPrefix(key, index.LogPrefix))
+}
+
 func withShardMax(n int) func(*syncer.Config) {
 	return func(c *syncer.Config) { c.ShardMaxEntries = n }
 }

@@ -266,7 +266,12 @@ func checkSyncerCancellation_LeavesNothingTorn(t *testing.T, nb Factory) {
 	ctx, cancel = context.WithCancel(context.Background())
 	h.writeMark(map[string]string{"d/new1": "n", "d/new2": "m"})
 	f.Reset()
-	f.Add(wrap.Rule{Verb: wrap.VerbCondPut, KeyPrefix: ".silt/manifest", Match: func(wrap.Verb, string) bool { cancel(); return false }})
+	f.Add(wrap.Rule{Match: func(v wrap.Verb, key string) bool {
+		if isCommitPoint(v, key) {
+			cancel()
+		}
+		return false
+	}})
 	if _, err := h.s.Push(ctx, syncer.PushOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled push: %v", err)
 	}

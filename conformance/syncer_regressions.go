@@ -260,7 +260,7 @@ func checkRegression_PushOfEditDeletedRemotely_Conflicts(t *testing.T, nb Factor
 func checkRegression_RolledBackManifest_Refused(t *testing.T, nb Factory) {
 	bk := newBucket(t, nb)
 	ctx := context.Background()
-	a, b := bk.host(), bk.host()
+	a, b := bk.host(withFormat(index.FormatVersion)), bk.host() // the manifest as commit point
 	a.writeMark(map[string]string{"data/x": "1"})
 	a.push()
 	a.writeMark(map[string]string{"data/x": "2", "data/y": "y"})

@@ -64,7 +64,8 @@ type CommitOptions struct {
 	Read func(ctx context.Context) (Head, error)
 	// Format is the format of a bucket this commit creates: LogFormat
 	// makes its first commit create a log (FORMAT.md, "Format 4: the
-	// log"); 0 means FormatVersion. An existing bucket keeps its own.
+	// log"); 0 means DefaultFormat, FormatVersion pins the manifest as the
+	// commit point. An existing bucket keeps its own.
 	Format int
 	// Now is the clock log observations are measured by; nil means
 	// time.Now.
@@ -122,6 +123,10 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 	if pacedWait <= 0 {
 		pacedWait = DefaultPacedWait
 	}
+	format := opts.Format
+	if format == 0 {
+		format = DefaultFormat
+	}
 	start := time.Now()
 	var lost, unknown, paced int
 	var last error
@@ -132,8 +137,8 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 				return CommitResult{Attempts: attempt}, err
 			}
 		}
-		if base.Version == "" && opts.Format >= LogFormat && caps.ConditionalPut {
-			g, err := createLog(ctx, b, opts.Format, now)
+		if base.Version == "" && format >= LogFormat && caps.ConditionalPut {
+			g, err := createLog(ctx, b, format, now)
 			switch {
 			case backend.IsPrecondition(err): // another writer created the bucket
 				lost++

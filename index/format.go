@@ -29,6 +29,12 @@ const LogFormat = 4
 // commit's index bytes grow with what it changed, not with the bucket.
 const DeltaFormat = 5
 
+// DefaultFormat is the format a bucket is created in when its creator
+// asks for none: the log of deltas, whose commits cost what they change at
+// any size. A store without conditional writes cannot host a log; a
+// bucket created there is in FormatVersion, committed under the lock.
+const DefaultFormat = DeltaFormat
+
 // MaxFormatVersion is the newest format this package reads and writes.
 const MaxFormatVersion = DeltaFormat
 

@@ -46,11 +46,13 @@ func TestDelta_IndexBytesPerOneFileCommit_AtScale(t *testing.T) {
 	for _, n := range sizes {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			m := &index.Manifest{Format: index.DeltaFormat, ShardMaxEntries: index.DefaultShardMaxEntries, ShardMaxBytes: index.DefaultShardMaxBytes}
-			// A full shard is split into parts of at most half the byte
-			// bound, so shards hold between a half and a whole bound: a
-			// bucket of shards three quarters full, the changed one full.
-			full := len(m.Split("", scaleShard(0, 2000, 1))[0].Entries) * 2
-			per := full * 3 / 4
+			// A full shard is split into parts of at most three quarters
+			// of the byte bound, so shards hold between three quarters and
+			// a whole bound: a bucket of shards seven eighths full, the
+			// changed one full.
+			part := len(m.Split("", scaleShard(0, 2000, 1))[0].Entries)
+			full := part * 4 / 3
+			per := (part + full) / 2
 			var refs []index.ShardRef
 			for first := 0; first < n; first += per {
 				lo := scalePath(first)

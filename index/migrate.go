@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/siltsync/silt/backend"
@@ -97,11 +98,11 @@ func Migrate(ctx context.Context, b backend.Backend, opts MigrateOptions) (Migra
 			return rep, nil
 		case h.Manifest.Format == DeltaFormat && attempt == 0:
 			rep.Already = true
-			return rep, finishMigration(ctx, b, &rep)
+			return rep, finishMigration(ctx, b, h, &rep)
 		case h.Manifest.Format == DeltaFormat:
 			// Our commit's outcome was unknown and another landed it, or
 			// a migration beside ours did: either way it is done.
-			return rep, finishMigration(ctx, b, &rep)
+			return rep, finishMigration(ctx, b, h, &rep)
 		}
 		if !b.Capabilities().ConditionalPut {
 			return rep, fmt.Errorf("migrate: %w", ErrNoConditionalWrites)
@@ -112,7 +113,10 @@ func Migrate(ctx context.Context, b backend.Backend, opts MigrateOptions) (Migra
 		err = migrateOnce(ctx, b, h, now, &rep)
 		switch {
 		case err == nil:
-			return rep, finishMigration(ctx, b, &rep)
+			if err := dropStaleCheckpoints(ctx, b, rep.Seq, &rep); err != nil {
+				return rep, err
+			}
+			return rep, finishMigration(ctx, b, migratedState(h), &rep)
 		case ctx.Err() != nil:
 			return rep, ctx.Err()
 		case !backend.IsPrecondition(err) && !backend.IsRetryable(err) && !errors.Is(err, backend.ErrOutcomeUnknown):
@@ -156,7 +160,7 @@ func migrateOnce(ctx context.Context, b backend.Backend, h Head, now func() time
 		for _, p := range r.Pages {
 			rep.Writes = append(rep.Writes, PageKey(p.ID))
 		}
-		rep.Writes = append(rep.Writes, CheckpointKey(seq), HistoryKey(genesisSeq), ManifestKey)
+		rep.Writes = append(rep.Writes, CheckpointKey(seq), HistoryKey(genesisSeq), ManifestKey, LogKey(seq))
 		if rep.DryRun {
 			return nil
 		}
@@ -182,7 +186,21 @@ func migrateOnce(ctx context.Context, b backend.Backend, h Head, now func() time
 				err = nil
 			}
 		}
-		return err
+		if backend.IsPrecondition(err) {
+			// Lost the race to a format-3 commit: the checkpoint of N+1
+			// holds a state no commit made, and a reader that lists
+			// checkpoints must not start from it. (A migration killed
+			// right here leaves it; the next migration's success deletes
+			// every checkpoint below its seq.)
+			if derr := b.Delete(ctx, CheckpointKey(seq), backend.Cond{}); derr != nil && !backend.IsNotExist(derr) {
+				return errors.Join(err, fmt.Errorf("migrate: delete the checkpoint of the lost attempt: %w", derr))
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		return writeResetEntry(ctx, b, s)
 	}
 	// Format 4: the log entry N+1 is the commit point; its delta carries
 	// nothing but the format.
@@ -220,10 +238,65 @@ func migrateOnce(ctx context.Context, b backend.Backend, h Head, now func() time
 	return err
 }
 
+// dropStaleCheckpoints deletes the checkpoints below seq, the migration's
+// commit: a bucket that was in format 2, 3 or 4 until seq has no state of
+// format 5 below it, so any there was written by an attempt that lost its
+// race and was killed before it could delete it.
+func dropStaleCheckpoints(ctx context.Context, b backend.Backend, seq uint64, rep *MigrateReport) error {
+	if rep.DryRun {
+		return nil
+	}
+	cps, _, err := listCheckpoints(ctx, b)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, c := range cps {
+		if c >= seq {
+			break
+		}
+		if err := b.Delete(ctx, CheckpointKey(c), backend.Cond{}); err != nil && !backend.IsNotExist(err) {
+			return fmt.Errorf("migrate: delete a stale checkpoint: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeResetEntry creates the log entry of the state s, a reset (its
+// whole shard list, needing no entry before it), unless one is there. A
+// migration from format 2 or 3 commits by the manifest's swap, so its seq
+// has no entry otherwise, and a cold reader, which checks that the entry
+// of the checkpoint it starts from is still there, would take the slow
+// path (list the log and the checkpoints) until the next commit.
+func writeResetEntry(ctx context.Context, b backend.Backend, s Head) error {
+	d := diffState(Head{Manifest: &Manifest{Seq: s.Manifest.Seq - 1}}, s.Manifest, s.Data)
+	_, err := backend.PutBytes(ctx, b, LogKey(s.Manifest.Seq), encodeDelta(d), backend.Cond{IfAbsent: true})
+	if err != nil && !backend.IsPrecondition(err) {
+		return fmt.Errorf("migrate: write the log entry of seq %d: %w", s.Manifest.Seq, err)
+	}
+	return nil
+}
+
 // finishMigration writes what follows a migration's commit point: the
-// marker of a DeltaFormat bucket (a root), which tells a reader that finds
-// no hint and no log entry to read checkpoints.
-func finishMigration(ctx context.Context, b backend.Backend, rep *MigrateReport) error {
+// log entry of a migration from format 3, when the head is still the
+// migration's and has none, and the marker of a DeltaFormat bucket (a
+// root), which tells a reader that finds no hint and no log entry to read
+// checkpoints.
+func finishMigration(ctx context.Context, b backend.Backend, h Head, rep *MigrateReport) error {
+	if h.Manifest.Format == DeltaFormat && h.Manifest.Prev == "" && h.Data != nil {
+		seqs, _, err := logSeqs(ctx, b)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if !slices.Contains(seqs, h.Manifest.Seq) && (len(seqs) == 0 || seqs[len(seqs)-1] < h.Manifest.Seq) {
+			rep.Writes = append(rep.Writes, LogKey(h.Manifest.Seq))
+			rep.Finished = rep.Already
+			if !rep.DryRun {
+				if err := writeResetEntry(ctx, b, Head{Manifest: h.Manifest, Data: EncodeManifest(h.Manifest)}); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	data, _, err := readBounded(ctx, b, HistoryKey(genesisSeq), backend.GetOptions{}, MaxManifestBytes)
 	if err == nil && isRoot(data) {
 		return nil

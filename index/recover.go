@@ -253,6 +253,6 @@ func recoverCommit(ctx context.Context, b backend.Backend, prev Head, next *Mani
 	}
 	res, err := Commit(ctx, b, base, func(context.Context, Head) (Proposal, error) {
 		return Proposal{Next: next}, nil
-	}, CommitOptions{Attempts: 1})
+	}, CommitOptions{Attempts: 1, Format: FormatVersion}) // a bucket whose manifest is its commit point stays one
 	return res.Head, err
 }

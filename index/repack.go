@@ -82,6 +82,11 @@ func repack(ctx context.Context, b backend.Backend, below float64, now func() ti
 	if err != nil {
 		return rep, fmt.Errorf("repack: %w", err)
 	}
+	if head.Version == "" {
+		// Nothing committed (or the manifest is lost): no pack is live,
+		// and a commit here would create the bucket.
+		return rep, nil
+	}
 	build := func(ctx context.Context, head Head) (Proposal, error) {
 		rep = RepackReport{}
 		return repackOnce(ctx, b, head, below, sizes, &rep)

@@ -297,6 +297,9 @@ func Log(ctx context.Context, b backend.Backend) ([]LogEntry, error) {
 		if out, err = deltaLog(ctx, b, cur, out); err != nil {
 			return nil, err
 		}
+		if out, err = legacyLogEntries(ctx, b, out); err != nil {
+			return nil, err
+		}
 		return legacyLog(ctx, b, out)
 	}
 	if cur.IsLog() {
@@ -375,6 +378,48 @@ func legacyLog(ctx context.Context, b backend.Backend, out []LogEntry) ([]LogEnt
 			return nil, err
 		}
 		out = append(out, LogEntry{Seq: seq, Entries: h.Manifest.Entries(), Shards: len(h.Manifest.Shards), Superseded: o.ModTime})
+	}
+	return out, nil
+}
+
+// legacyLogEntries appends to out (newest first) the format-4 log entries
+// a bucket migrated from format 4 still keeps below the oldest snapshot
+// out lists. Each holds its whole manifest, so it reads without the
+// entries before it, which gc may have collected: deltaLog, which reads
+// forward from the genesis or a checkpoint, cannot reach them then. They
+// all lie below the migration's delta, so the walk down stops at the
+// first delta (in a bucket created in DeltaFormat, at once).
+func legacyLogEntries(ctx context.Context, b backend.Backend, out []LogEntry) ([]LogEntry, error) {
+	below := uint64(math.MaxUint64)
+	if len(out) > 0 {
+		below = out[len(out)-1].Seq
+	}
+	seqs, at, err := logSeqs(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	for _, seq := range slices.Backward(seqs) {
+		if seq >= below || seq == genesisSeq {
+			continue
+		}
+		data, _, ok, err := readLogRaw(ctx, b, seq)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue // collected meanwhile
+		}
+		if isDelta(data) {
+			break
+		}
+		h, err := ReadLogEntry(ctx, b, seq)
+		if backend.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, LogEntry{Seq: seq, Entries: h.Manifest.Entries(), Shards: len(h.Manifest.Shards), Superseded: at[seq+1].ModTime})
 	}
 	return out, nil
 }

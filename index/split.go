@@ -23,8 +23,10 @@ const (
 
 	// DefaultShardMaxBytes is the byte bound a DeltaFormat bucket records
 	// at its creation: a one-file commit writes one shard, so this bounds
-	// most of its index bytes (FORMAT.md, "Format 5").
-	DefaultShardMaxBytes = 32 << 10
+	// most of its index bytes (FORMAT.md, "Format 5"), under the 64 KiB a
+	// commit may cost with its delta and its share of a checkpoint; larger
+	// shards mean fewer requests for a cold push or pull.
+	DefaultShardMaxBytes = 48 << 10
 	// MinShardMaxBytes and MaxShardMaxBytes bound a recorded byte bound:
 	// above a few entries a part, below MaxShardBytes.
 	MinShardMaxBytes = 4 << 10
@@ -87,7 +89,10 @@ type ShardPart struct {
 // again. An empty shard stays one (empty) part; the writer drops it.
 //
 // In a bucket that records shard_max_bytes, a shard whose estimated bytes
-// exceed it is cut the same way at half that bound too.
+// exceed it is cut too, into parts of at most three quarters of that
+// bound: room for a few dozen entries before a part splits again, and
+// few enough parts that a cold push or pull of a large tree stays a few
+// requests per megabyte of index.
 func (m *Manifest) Split(lo string, entries map[string]Entry) []ShardPart {
 	bound := m.ShardBound(0) // recorded, else the default
 	total := 0
@@ -100,7 +105,7 @@ func (m *Manifest) Split(lo string, entries map[string]Entry) []ShardPart {
 		return []ShardPart{{lo, entries}}
 	}
 	keys := slices.Sorted(maps.Keys(entries))
-	size, bytes := bound/2, m.ShardMaxBytes/2
+	size, bytes := bound/2, m.ShardMaxBytes*3/4
 	var parts []ShardPart
 	for start := 0; start < len(keys); {
 		end, n := start, 0

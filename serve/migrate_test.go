@@ -11,7 +11,18 @@ import (
 // POST /v1/migrate migrates the service's bucket online, as silt migrate
 // does; a dry run writes nothing, and the service goes on pushing.
 func TestServer_Migrate_DryRunThenMigrateThenPush(t *testing.T) {
-	st := start(t, mem.New())
+	store := mem.New()
+	// A bucket of format 3, made by an older silt.
+	old, err := syncer.Open(t.Context(), syncer.Config{Backend: store, Dir: t.TempDir(), Format: index.FormatVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, old.Root(), "data/t/a", "one")
+	if _, err := old.Push(t.Context(), syncer.PushOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	st := start(t, store)
 	push := func(p, body string) {
 		t.Helper()
 		write(t, st.dir, p, body)
@@ -30,7 +41,9 @@ func TestServer_Migrate_DryRunThenMigrateThenPush(t *testing.T) {
 		}
 		return *h.Manifest
 	}
-	push("data/t/a", "one")
+	if _, err := st.client.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	before := head()
 
 	dry, err := st.client.Migrate(t.Context(), true)

@@ -284,7 +284,7 @@ func TestSyncer_Push_ConcurrentPushesGroupCommit(t *testing.T) {
 	store := mem.New()
 	g := newGate(store, isManifestCAS)
 	g.armed.Store(false)
-	c := openCache(t, g)
+	c := openFormat(t, g, index.FormatVersion) // group commit shares one manifest swap
 	model := func(i int) string { return fmt.Sprintf("data/t/m%d", i) }
 	for i := range n {
 		writeFile(t, c, model(i)+"/f0", "v1")
@@ -649,7 +649,7 @@ func TestSyncer_Push_GroupCommitFailureFallsBackToEachAlone(t *testing.T) {
 	faults := wrap.Faults(mem.New())
 	g := newGate(faults, isManifestCAS)
 	g.armed.Store(false)
-	c := openCache(t, g)
+	c := openFormat(t, g, index.FormatVersion)
 	model := func(i int) string { return fmt.Sprintf("data/t/m%d", i) }
 	twoVersions(t, c, n, model)
 	allQueued := make(chan struct{})
@@ -706,7 +706,7 @@ func TestSyncer_Push_QueuedBehindACommitWinsItsFirstSwap(t *testing.T) {
 	store := wrap.Count(mem.New())
 	g := newGate(store, isManifestCAS)
 	g.armed.Store(false)
-	c := openCache(t, g)
+	c := openFormat(t, g, index.FormatVersion)
 	for _, m := range []string{"data/t/m0", "data/t/m1"} {
 		writeFile(t, c, m+"/f0", "v1")
 	}

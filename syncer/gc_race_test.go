@@ -93,7 +93,7 @@ func gcDuringPush(t *testing.T, store backend.Backend, push func()) index.GCRepo
 // listed before deleted it.
 func TestGC_Regression_ConcurrentDedupPushObject(t *testing.T) {
 	store := mem.New()
-	w := openCache(t, store)
+	w := openFormat(t, store, index.FormatVersion) // the manifest as commit point (format 3 mechanics)
 	pushFiles(t, w, map[string]string{"data/m/model.bin": "weights of last week"})
 	removeAndPush(t, w, "data/m/model.bin")
 	gcDuringPush(t, store, func() {
@@ -112,7 +112,7 @@ func TestGC_Regression_ConcurrentDedupPushObject(t *testing.T) {
 // the very same pack.
 func TestGC_Regression_ConcurrentDedupPushPack(t *testing.T) {
 	store := mem.New()
-	w := openCache(t, store)
+	w := openFormat(t, store, index.FormatVersion) // the manifest as commit point (format 3 mechanics)
 	files := packFiles(6)
 	pushFiles(t, w, files)
 	var paths []string
@@ -162,7 +162,7 @@ func TestSyncer_Push_RenameDedupProvenByBase_NoUpload(t *testing.T) {
 func TestGC_Regression_KilledBetweenSweepsLogListsOnlyReadable(t *testing.T) {
 	ctx := context.Background()
 	store := mem.New()
-	w := openCache(t, store)
+	w := openFormat(t, store, index.FormatVersion) // the manifest as commit point (format 3 mechanics)
 	for _, content := range []string{"one", "two", "three", "four"} {
 		pushFiles(t, w, map[string]string{"data/m/latest": content})
 	}
@@ -195,7 +195,7 @@ func TestGC_Regression_KilledBetweenSweepsLogListsOnlyReadable(t *testing.T) {
 func TestGC_Regression_RetriedPushRecreatesOldShard(t *testing.T) {
 	store := mem.New()
 	f := wrap.Faults(store)
-	w, err := syncer.Open(t.Context(), syncer.Config{Backend: f, Dir: t.TempDir(), CommitAttempts: 2})
+	w, err := syncer.Open(t.Context(), syncer.Config{Backend: f, Dir: t.TempDir(), CommitAttempts: 2, Format: index.FormatVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

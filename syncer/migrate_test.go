@@ -289,3 +289,103 @@ func TestMigrate_GC_KeepsOldSnapshotsWithinGraceDropsThemPast(t *testing.T) {
 		t.Fatal("the head lost its file to gc")
 	}
 }
+
+// Found by the model's migration actor: a bucket migrated from format 3
+// has no log entry at the migration's seq (its commit point is the
+// manifest's swap), so every cold reader, which checks that the entry of
+// the checkpoint it starts from is still there, took the slow path
+// (listing the log and the checkpoints: 10 requests) until the next
+// commit. The migration now writes that entry, a reset.
+func TestMigrate_Regression_Format3ColdReadTakesTheSlowPath(t *testing.T) {
+	store := mem.New()
+	a := openFormat(t, store, index.FormatVersion)
+	pushFile(t, a, "data/m/f", "1")
+	if _, err := index.Migrate(t.Context(), store, index.MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	for _, dir := range []string{a.Root(), t.TempDir()} { // its own cache, then a new one
+		c := wrap.Count(store)
+		s, err := syncer.Open(t.Context(), syncer.Config{Backend: c, Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if d := c.Counts(); d.List != 0 || d.Total() > 6 {
+			t.Errorf("first pull after the migration into %s: %+v, want no list and at most 6 requests", dir, d)
+		}
+	}
+}
+
+// Found by the model's migration actor: in a format-4 bucket whose gc had
+// collected the oldest log entries, silt log after the migration listed
+// only the migration's snapshot: the format-4 entries left were below no
+// checkpoint the log continues from. Each holds its whole manifest and is
+// listed on its own.
+func TestMigrate_Regression_Format4AfterGCListsTheOldHead(t *testing.T) {
+	clock := wrap.NewClock(time.Now())
+	store := wrap.Clocked(mem.New(), clock) // gc ages log entries on the store's clock
+	a := openFormat(t, store, index.LogFormat)
+	for i := range 3 {
+		pushFile(t, a, "data/m/f", fmt.Sprint(i))
+	}
+	clock.Advance(3 * time.Hour)
+	if _, err := index.GC(t.Context(), store, index.GCOptions{OlderThan: time.Hour, RepackBelow: -1, Now: clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshots(t, store)
+	if _, ok := before[3]; !ok || len(before) >= 3 {
+		t.Fatalf("before the migration silt log lists %v, want the head 3 and gc to have collected some", slices.Sorted(maps.Keys(before)))
+	}
+	if _, err := index.Migrate(t.Context(), store, index.MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	migrated(t, store, before, 3)
+}
+
+// Found by the model's migration actor: a migration from format 3 that
+// lost its manifest swap to a peer's commit left the checkpoint of the
+// seq it had aimed at, a state no commit made; gc and silt log started
+// from it and failed ("a forked log"). The lost attempt deletes it, and
+// a successful migration deletes any left below its seq.
+func TestMigrate_Regression_LostRaceLeavesAStaleCheckpoint(t *testing.T) {
+	store := mem.New()
+	a := openFormat(t, store, index.FormatVersion)
+	peer := openFormat(t, store, index.FormatVersion)
+	pushFile(t, a, "data/m/f", "1")
+	f := wrap.Faults(store)
+	raced := false
+	f.Add(wrap.Rule{Match: func(v wrap.Verb, key string) bool {
+		if v == wrap.VerbCondPut && key == index.ManifestKey && !raced {
+			raced = true
+			pushFile(t, peer, "data/m/g", "peer's, committed while the migration was in flight")
+		}
+		return false
+	}})
+	rep, err := index.Migrate(t.Context(), f, index.MigrateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !raced || rep.Attempts != 2 || rep.Seq != 3 {
+		t.Fatalf("report %+v (raced %v), want the second attempt to migrate at seq 3", rep, raced)
+	}
+	for seq, files := range snapshots(t, store) {
+		if seq == 2 && files["data/m/g"] == "" {
+			t.Errorf("snapshot 2 lost the peer's commit: %v", files)
+		}
+	}
+	if _, err := index.GC(t.Context(), store, index.GCOptions{OlderThan: 0, RepackBelow: -1}); err != nil {
+		t.Fatalf("gc after a migration that lost a race: %v", err)
+	}
+	pushFile(t, a, "data/m/h", "after")
+	b := openFormat(t, store, 0)
+	if _, err := b.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, b, "data/m/g"); !strings.HasPrefix(got, "peer's") {
+		t.Errorf("data/m/g = %q", got)
+	}
+}

@@ -43,7 +43,7 @@ func pushFiles(t *testing.T, c *syncer.Syncer, files map[string]string) syncer.S
 
 func TestSyncer_Push_SmallFiles_OnePackAndRangedPull(t *testing.T) {
 	store := mem.New()
-	w := openCache(t, store)
+	w := openFormat(t, store, index.FormatVersion) // the manifest as commit point (format 3 mechanics)
 	files := packFiles(10)
 	st := pushFiles(t, w, files)
 	if st.Requests.Put != 3 || st.Files.Uploaded != 10 {
@@ -139,7 +139,7 @@ func TestSyncer_HydrateFile_Packed_OneRangedRead(t *testing.T) {
 func TestGC_Repack_LowLiveShare_RewrittenThenSwept(t *testing.T) {
 	ctx := context.Background()
 	store := mem.New()
-	w := openCache(t, store)
+	w := openFormat(t, store, index.FormatVersion) // the manifest as commit point (format 3 mechanics)
 	files := packFiles(10)
 	pushFiles(t, w, files)
 	snap, err := index.OpenSnapshot(ctx, store)

@@ -57,7 +57,7 @@ func readLocal(t *testing.T, s *syncer.Syncer, p string) string {
 func TestPull_Regression_SeqJumpLocksCacheOut(t *testing.T) {
 	ctx := context.Background()
 	b := openBucket(t)
-	a := openCache(t, b)
+	a := openFormat(t, b, index.FormatVersion) // format 3 mechanics
 	writeDirty(t, a, map[string]string{"data/x": "real"})
 	if _, err := a.Push(ctx, syncer.PushOptions{}); err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 // them, so the pack's live share is under the repack threshold.
 func sparsePack(t *testing.T, store backend.Backend) {
 	t.Helper()
-	w := openCache(t, store)
+	w := openFormat(t, store, index.FormatVersion) // the manifest as commit point (format 3 mechanics)
 	pushFiles(t, w, packFiles(10))
 	for i := 2; i < 10; i++ {
 		if err := os.Remove(filepath.Join(w.Root(), fmt.Sprintf("data/m/f%02d", i))); err != nil {

@@ -199,6 +199,11 @@ func (s *Syncer) resolveOne(ctx context.Context, o *op, p string, opts ResolveOp
 	}
 	o.change(Change{Path: p, Action: ActionResolve, Reason: reason})
 	return s.st.update(func(t stx) error {
+		// The head lookup read: a later process reads on from it, as a
+		// service that holds it in memory does.
+		if err := s.saveRemote(t); err != nil {
+			return err
+		}
 		if rec != nil {
 			if err := t.putFile(p, *rec); err != nil {
 				return err

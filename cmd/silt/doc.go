@@ -27,6 +27,7 @@
 //	silt export [URL] DEST [--seq N] [--prefix P] a snapshot at real paths
 //	silt gc [URL] [--dry-run] [--older-than 1h]
 //	silt recover [URL] [--seq N] [--dry-run]      re-commit the newest readable snapshot (or N)
+//	silt migrate [URL] [--dry-run]                turn an older bucket into the default format, online
 //	silt conformance URL                          the backend conformance suite, live
 //	silt demo [--dir DIR]
 //	silt version

@@ -237,9 +237,10 @@ func setupInit(c *cli, fs *flag.FlagSet) runFunc {
 	adopt := fs.Bool("adopt", false, "the directory holds files: bind and take them as the cache's state. Files equal to the bucket's are recorded as in sync; "+
 		"a file that differs is kept and marked to win at the next push (as silt resolve --keep-local); files only here are pushed by the next push; "+
 		"files only in the bucket are downloaded now. Nothing is uploaded until silt push")
-	format := fs.Int("format", 0, "the remote format if this cache creates the bucket: 3 (the default: commits by compare-and-swap of the manifest) "+
-		"or 4 (the log: each commit its own object, so commits are not capped by a store's per-object write limit, about 1/s on GCS; "+
-		"a silt that predates it refuses the bucket) or 5 (the log of deltas with paged checkpoints: a commit's index bytes grow with what it changed, not with the bucket). "+
+	format := fs.Int("format", 0, "the remote format if this cache creates the bucket: 5 (the default: the log of deltas with paged checkpoints; "+
+		"a commit's index bytes and requests grow with what it changed, not with the bucket, and commits are not capped by a store's per-object write limit; "+
+		"a store without conditional writes gets 3), or 3 (commits by compare-and-swap of the manifest, for silt releases that predate format 5). "+
+		"4 (the log without deltas) is still written but superseded by 5. "+
 		"An existing bucket keeps its format")
 	return func(ctx context.Context, pos []string) error {
 		return runInit(ctx, c, initFlags{*dir, *ns, *force, *pushExisting, *adopt, *format}, pos[0])

@@ -120,12 +120,23 @@ func read(t *testing.T, dir, p string) string {
 // setup makes a file:// bucket and n cache directories bound to it.
 func setup(t *testing.T, n int) (string, []string) {
 	t.Helper()
+	return setupFormat(t, n, 0)
+}
+
+// setupFormat is setup with the first cache creating its bucket in
+// format (0: the default), for tests of one format's mechanics.
+func setupFormat(t *testing.T, n, format int) (string, []string) {
+	t.Helper()
 	root := t.TempDir()
 	u := fileURL(filepath.Join(root, "bucket"))
 	var dirs []string
 	for i := range n {
 		d := filepath.Join(root, fmt.Sprintf("cache%d", i))
-		ok(t, "init", "--dir", d, u)
+		args := []string{"init", "--dir", d, u}
+		if format != 0 {
+			args = append(args, "--format", fmt.Sprint(format))
+		}
+		ok(t, args...)
 		dirs = append(dirs, d)
 	}
 	return u, dirs
@@ -357,7 +368,7 @@ func TestLsCat_ReadThroughTheIndex(t *testing.T) {
 }
 
 func TestGC_RemovesOrphanShardAndData(t *testing.T) {
-	u, dirs := setup(t, 1)
+	u, dirs := setupFormat(t, 1, 3) // history copies: format 3's gc
 	a := dirs[0]
 	bucket := strings.TrimPrefix(u, "file://")
 	write(t, a, "data/x", "1")

@@ -34,7 +34,7 @@ func bucketFiles(t *testing.T, root string) map[string]int64 {
 // none; the migration keeps every snapshot silt log listed; both caches
 // go on pushing and pulling; a second run is a no-op.
 func TestMigrate_CLI_DryRunThenMigrateKeepsLogAndPeersCarryOn(t *testing.T) {
-	u, dirs := setup(t, 2)
+	u, dirs := setupFormat(t, 2, 3)
 	a, b := dirs[0], dirs[1]
 	write(t, a, "data/x", "1")
 	ok(t, "push", "--dir", a)

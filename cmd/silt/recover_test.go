@@ -14,7 +14,7 @@ import (
 // with the way out); silt recover brings the newest snapshot back in one
 // command, and everything works again.
 func TestRecover_LostManifest_EveryCommandSaysSoThenRecoverBringsItBack(t *testing.T) {
-	u, dirs := setup(t, 2)
+	u, dirs := setupFormat(t, 2, 3) // the manifest as commit point
 	a, b := dirs[0], dirs[1]
 	write(t, a, "data/x", "1")
 	ok(t, "push", "--dir", a)
@@ -84,7 +84,7 @@ func TestRecover_Seq_UndoesAPush(t *testing.T) {
 // silt pull --reanchor: a cache that pulled a jumped seq refuses the real
 // manifest (exit 1, the hint names the way out) until it re-anchors.
 func TestPull_Reanchor_AfterASeqJump(t *testing.T) {
-	u, dirs := setup(t, 2)
+	u, dirs := setupFormat(t, 2, 3) // the manifest as commit point
 	a, b := dirs[0], dirs[1]
 	write(t, a, "data/x", "1")
 	ok(t, "push", "--dir", a)
