@@ -120,7 +120,7 @@ func TestDeltaFormat_CheckpointPush_AndByteBound(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	long := strings.Repeat("n", 120)
-	for i := range 400 {
+	for i := range 600 {
 		putMarked(t, s, fmt.Sprintf("m/%s%03d", long, i), "x")
 	}
 	if _, err := s.Push(t.Context(), syncer.PushOptions{}); err != nil {
@@ -131,7 +131,7 @@ func TestDeltaFormat_CheckpointPush_AndByteBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	if head.Manifest.ShardMaxBytes != index.DefaultShardMaxBytes || len(head.Manifest.Shards) < 4 {
-		t.Fatalf("400 entries of ~350 bytes: %d shards, byte bound %d; want them split at %d", len(head.Manifest.Shards), head.Manifest.ShardMaxBytes, index.DefaultShardMaxBytes)
+		t.Fatalf("600 entries of ~350 bytes: %d shards, byte bound %d; want them split at %d", len(head.Manifest.Shards), head.Manifest.ShardMaxBytes, index.DefaultShardMaxBytes)
 	}
 	for _, ref := range head.Manifest.Shards {
 		if ref.Bytes > index.DefaultShardMaxBytes {
