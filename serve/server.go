@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -59,6 +60,7 @@ type Server struct {
 	leases  map[string]*heldLease
 	running sync.WaitGroup // async jobs
 	host    hostState      // events, remote watch, idle tracking (events.go)
+	held    index.Head     // a bucket service's last read head (health.go)
 }
 
 // Open opens the cache described by cfg.Syncer and returns a server for it.

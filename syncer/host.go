@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/index"
 )
 
@@ -117,6 +118,14 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 		st.RemoteMoved = st.RemoteSeq != st.SeenSeq
 	}
 	return st, nil
+}
+
+// ReadHead reads the bucket's head through b, which must be this cache's
+// namespace root or a layer over it (a request counter, say): conditional
+// on the copy the cache holds, so an unchanged head costs one request at
+// any size, and a cold cache reads it whole.
+func (s *Syncer) ReadHead(ctx context.Context, b backend.Backend) (index.Head, error) {
+	return s.readManifest(ctx, b)
 }
 
 // SeenSeq returns the highest manifest seq this cache has read or

@@ -336,6 +336,11 @@ export function registerHostTests(fx: Fixture, get: () => { client: SiltClient; 
     equal(info.mode, "bucket", "mode");
     const l = new ServiceLock(c, ".datastore.lock");
     equal(await l.withLock(() => 7), 7, "withLock");
+    // The first check reads the head cold: the hint (a checkpoint root), its
+    // pages and the deltas since, fewer than a checkpoint interval (64), all
+    // reads; the next one, of an unchanged bucket, is one conditional read.
+    const cold = await c.health();
+    assert(cold.healthy && cold.requests.total <= 2 + 64 + 4 && cold.requests.put === 0, `cold health ${JSON.stringify(cold.requests)}`);
     const h = await c.health();
     equal([h.healthy, h.requests.total], [true, 1], "health");
     await rejects(c.pull(), code("not_found"), "no cache operations");
