@@ -168,6 +168,11 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 	if err != nil {
 		return rep, err
 	}
+	oldLog, err := markLegacyLog(ctx, b, young, seqs, at, cpAt, low, marks)
+	if err != nil {
+		return rep, err
+	}
+	oldHist = append(oldHist, oldLog...)
 	for seq := range marks.seqs {
 		rep.Roots = append(rep.Roots, seq)
 	}
@@ -235,6 +240,52 @@ func markLegacy(ctx context.Context, b backend.Backend, young func(time.Time) bo
 			continue
 		}
 		old = append(old, o)
+	}
+	return old, nil
+}
+
+// markLegacyLog is markLegacy for a bucket migrated from format 4: its
+// entries below low are whole states, listed by Log, so one superseded
+// within the grace period is a root and an older one is returned to be
+// deleted, lowest first and only as a prefix (readers rely on gc deleting
+// the log in seq order). Deltas below low are left as they are.
+func markLegacyLog(ctx context.Context, b backend.Backend, young func(time.Time) bool, seqs []uint64, at, cpAt map[uint64]backend.ObjectInfo, low uint64, marks *gcMarks) ([]backend.ObjectInfo, error) {
+	var old []backend.ObjectInfo
+	prefix := true
+	for _, k := range seqs {
+		if k >= low {
+			break
+		}
+		if k == genesisSeq {
+			continue
+		}
+		data, _, ok, err := readLogRaw(ctx, b, k)
+		if err != nil {
+			return nil, fmt.Errorf("gc: %w", err)
+		}
+		if !ok || isDelta(data) {
+			prefix = prefix && !ok
+			continue
+		}
+		next, ok := at[k+1]
+		if !ok {
+			next, ok = cpAt[k+1]
+		}
+		if !ok {
+			next, ok = cpAt[low]
+		}
+		if prefix && !young(at[k].ModTime) && ok && !young(next.ModTime) {
+			old = append(old, at[k])
+			continue
+		}
+		prefix = false
+		h, err := decodeLogEntry(k, data, at[k], time.Time{})
+		if err == nil {
+			err = marks.add(ctx, b, h)
+		}
+		if err != nil && !unreadable(err) {
+			return nil, fmt.Errorf("gc: %w", err)
+		}
 	}
 	return old, nil
 }
