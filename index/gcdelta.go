@@ -216,15 +216,7 @@ func markLegacy(ctx context.Context, b backend.Backend, young func(time.Time) bo
 	var old []backend.ObjectInfo
 	for _, o := range hist {
 		seq, _ := ParseHistoryKey(o.Key)
-		next, ok := histAt[seq+1]
-		if !ok {
-			next, ok = cpAt[seq+1]
-		}
-		if !ok {
-			// The migration's checkpoint gone: the lowest root the log
-			// holds was written after it, so it is no older.
-			next, ok = cpAt[low]
-		}
+		next, ok := successor(histAt, cpAt, seq, low)
 		// A successor of unknown age keeps it, as young does.
 		if young(o.ModTime) || !ok || young(next.ModTime) {
 			h, err := ReadHistory(ctx, b, seq)
@@ -267,13 +259,7 @@ func markLegacyLog(ctx context.Context, b backend.Backend, young func(time.Time)
 			prefix = prefix && !ok
 			continue
 		}
-		next, ok := at[k+1]
-		if !ok {
-			next, ok = cpAt[k+1]
-		}
-		if !ok {
-			next, ok = cpAt[low]
-		}
+		next, ok := successor(at, cpAt, k, low)
 		if prefix && !young(at[k].ModTime) && ok && !young(next.ModTime) {
 			old = append(old, at[k])
 			continue
@@ -288,4 +274,19 @@ func markLegacyLog(ctx context.Context, b backend.Backend, young func(time.Time)
 		}
 	}
 	return old, nil
+}
+
+// successor is what superseded the legacy snapshot seq of a migrated
+// bucket, for its age: the next legacy snapshot, else the migration's
+// checkpoint, else (that checkpoint gone) the lowest root the log holds,
+// written after it and so no older.
+func successor(legacy, cpAt map[uint64]backend.ObjectInfo, seq, low uint64) (backend.ObjectInfo, bool) {
+	if o, ok := legacy[seq+1]; ok {
+		return o, true
+	}
+	if o, ok := cpAt[seq+1]; ok {
+		return o, true
+	}
+	o, ok := cpAt[low]
+	return o, ok
 }

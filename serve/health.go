@@ -14,9 +14,9 @@ import (
 )
 
 // Health is the result of GET /v1/health, in the shape of the host's
-// DatastoreHealthResult: a read-only check costing one request when the
-// head is unchanged since the service last read it and no write. `silt verify` is the deep check, which
-// writes scratch keys and reads every shard.
+// DatastoreHealthResult: a read-only check, one request when the head is
+// unchanged since the service last read it. `silt verify` is the deep
+// check, which writes scratch keys and reads every shard.
 type Health struct {
 	Healthy       bool              `json:"healthy"`
 	Message       string            `json:"message"`

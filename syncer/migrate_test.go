@@ -320,14 +320,14 @@ func TestMigrate_Regression_Format3ColdReadTakesTheSlowPath(t *testing.T) {
 	}
 }
 
-// Found by the model's migration actor: in a format-4 bucket whose gc had
-// collected the oldest log entries, silt log after the migration listed
-// only the migration's snapshot: the format-4 entries left were below no
-// checkpoint the log continues from. Each holds its whole manifest and is
-// listed on its own.
-func TestMigrate_Regression_Format4AfterGCListsTheOldHead(t *testing.T) {
+// format4Collected makes a format-4 bucket of three pushes on a store
+// clock (gc ages log entries by it) and runs a gc past the grace, which
+// collects the oldest entries; it returns the store, its clock and the
+// writer.
+func format4Collected(t *testing.T) (backend.Backend, *wrap.Clock, *syncer.Syncer) {
+	t.Helper()
 	clock := wrap.NewClock(time.Now())
-	store := wrap.Clocked(mem.New(), clock) // gc ages log entries on the store's clock
+	store := wrap.Clocked(mem.New(), clock)
 	a := openFormat(t, store, index.LogFormat)
 	for i := range 3 {
 		pushFile(t, a, "data/m/f", fmt.Sprint(i))
@@ -336,6 +336,16 @@ func TestMigrate_Regression_Format4AfterGCListsTheOldHead(t *testing.T) {
 	if _, err := index.GC(t.Context(), store, index.GCOptions{OlderThan: time.Hour, RepackBelow: -1, Now: clock.Now}); err != nil {
 		t.Fatal(err)
 	}
+	return store, clock, a
+}
+
+// Found by the model's migration actor: in a format-4 bucket whose gc had
+// collected the oldest log entries, silt log after the migration listed
+// only the migration's snapshot: the format-4 entries left were below no
+// checkpoint the log continues from. Each holds its whole manifest and is
+// listed on its own.
+func TestMigrate_Regression_Format4AfterGCListsTheOldHead(t *testing.T) {
+	store, _, _ := format4Collected(t)
 	before := snapshots(t, store)
 	if _, ok := before[3]; !ok || len(before) >= 3 {
 		t.Fatalf("before the migration silt log lists %v, want the head 3 and gc to have collected some", slices.Sorted(maps.Keys(before)))
@@ -396,18 +406,9 @@ func TestMigrate_Regression_LostRaceLeavesAStaleCheckpoint(t *testing.T) {
 // shards within the grace period ("listed in the manifest but missing").
 // They are roots while young and are deleted, entry before data, past it.
 func TestMigrate_Regression_Format4GCDeletesTheShardsOfListedEntries(t *testing.T) {
-	clock := wrap.NewClock(time.Now())
-	store := wrap.Clocked(mem.New(), clock)
-	a := openFormat(t, store, index.LogFormat)
-	for i := range 3 {
-		pushFile(t, a, "data/m/f", fmt.Sprint(i))
-	}
-	clock.Advance(3 * time.Hour)
-	// A format-4 gc collects the oldest entries: the log no longer runs
-	// from the genesis, so the migration's checkpoint is the lowest state.
-	if _, err := index.GC(t.Context(), store, index.GCOptions{OlderThan: time.Hour, RepackBelow: -1, Now: clock.Now}); err != nil {
-		t.Fatal(err)
-	}
+	// The log no longer runs from the genesis, so the migration's
+	// checkpoint is the lowest state.
+	store, clock, a := format4Collected(t)
 	pushFile(t, a, "data/m/f", "3")
 	pushFile(t, a, "data/m/g", "4")
 	if _, err := index.Migrate(t.Context(), store, index.MigrateOptions{}); err != nil {
