@@ -1,7 +1,6 @@
 package syncer
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -17,7 +16,7 @@ import (
 // packsInFlight bounds the packs a push holds in memory at once: each is
 // built in a buffer of at most Config.PackSize bytes before it is named by
 // its hash and uploaded.
-const packsInFlight = 4
+const packsInFlight = 2
 
 // planPacks splits the distinct contents of a push (order, each with its
 // uploads) into packs of small files and the contents stored alone. Packs
@@ -79,24 +78,27 @@ func (s *Syncer) buildPack(shas []string, bySHA map[string][]upload) ([]byte, []
 	for _, sha := range shas {
 		total += bySHA[sha][0].local.size
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, total))
+	// Each member is read into its exact place: a bytes.Buffer's ReadFrom
+	// would double a full buffer for the last member's EOF, and a push holds
+	// packsInFlight of them.
+	buf := make([]byte, 0, total)
 	var placed []packMember
 	var dropped []string
 	for _, sha := range shas {
 		ok := false
 		var changed []upload
 		for _, u := range bySHA[sha] {
-			off := int64(buf.Len())
-			err := s.readVerified(buf, u)
+			off := len(buf)
+			err := s.readVerified(buf[off:off+int(u.local.size)], u)
 			if errors.Is(err, errChangedWhileRead) {
-				buf.Truncate(int(off))
 				changed = append(changed, u)
 				continue
 			}
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("push %s: %w", u.path, err)
 			}
-			placed = append(placed, packMember{sha: sha, from: u, off: off, changed: changed})
+			buf = buf[:off+int(u.local.size)]
+			placed = append(placed, packMember{sha: sha, from: u, off: int64(off), changed: changed})
 			ok = true
 			break
 		}
@@ -104,21 +106,24 @@ func (s *Syncer) buildPack(shas []string, bySHA map[string][]upload) ([]byte, []
 			dropped = append(dropped, sha)
 		}
 	}
-	return buf.Bytes(), placed, dropped, nil
+	return buf, placed, dropped, nil
 }
 
-// readVerified appends u's planned bytes to buf, or fails with
-// errChangedWhileRead when they no longer hash to u.sha.
-func (s *Syncer) readVerified(buf *bytes.Buffer, u upload) error {
+// readVerified fills dst (len u.local.size) with u's planned bytes, or
+// fails with errChangedWhileRead when they no longer hash to u.sha.
+func (s *Syncer) readVerified(dst []byte, u upload) error {
 	f, err := s.local.open(u.path)
 	if err != nil {
 		return errChangedWhileRead // gone or unreadable since it was hashed
 	}
 	defer f.Close()
 	vr := &verifyingReader{f: f, size: u.local.size, want: u.sha, h: sha256.New()}
-	_, err = io.Copy(buf, vr)
+	_, err = io.ReadFull(vr, dst)
 	if vr.failed {
 		return errChangedWhileRead
+	}
+	if err == nil && vr.hashed != vr.size {
+		err = errChangedWhileRead // cannot happen: ReadFull read size bytes
 	}
 	return err
 }
