@@ -55,7 +55,7 @@ func (e *TimeoutError) Error() string {
 	if e.Stalled {
 		return fmt.Sprintf("transfer with %s stalled: no bytes moved for %v (set a longer bound with ?stall_timeout=)", e.Endpoint, e.After)
 	}
-	return fmt.Sprintf("no response from %s within %v (set a longer bound with --timeout or ?timeout=)", e.Endpoint, e.After.Round(time.Millisecond))
+	return fmt.Sprintf("no response from %s within %v", e.Endpoint, e.After.Round(time.Millisecond))
 }
 
 // Is makes errors.Is(err, ErrTimeout) true.
