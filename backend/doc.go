@@ -61,10 +61,12 @@
 // prefix ([Prefixed]).
 //
 // What Open returns is the production stack, built by [Production] and
-// nowhere else: [Retry] (jittered backoff) over [Timeout] (a deadline per
-// attempt, measured as no progress; ?timeout= on any URL) over [Portable]
-// (the checks and the transport classification every store shares) over
-// the driver.
+// nowhere else: [Retry] (jittered backoff, within an operation deadline of
+// 15 s without progress; ?timeout= on any URL) over [Timeouts] (per
+// attempt: 5 s for the store to begin answering, ?first_byte_timeout=;
+// 30 s for a started transfer to move its next byte, ?stall_timeout=)
+// over [Portable] (the checks and the transport classification every
+// store shares) over the driver.
 //
 // # Writing a driver
 //

@@ -7,16 +7,32 @@ import (
 	"time"
 )
 
-// ParamTimeout is the URL query parameter, understood by every scheme,
-// that sets [Options].Timeout: "s3://bucket?timeout=2m".
-const ParamTimeout = "timeout"
+// The URL query parameters, understood by every scheme, that set the
+// bounds of [Options]: "s3://bucket?timeout=1m&first_byte_timeout=10s".
+const (
+	ParamTimeout          = "timeout"            // Options.Timeout
+	ParamFirstByteTimeout = "first_byte_timeout" // Options.FirstByteTimeout
+	ParamStallTimeout     = "stall_timeout"      // Options.StallTimeout
+)
 
 // Options configure the layers [Open] and [Production] put over a store.
 type Options struct {
-	// Timeout is how long a request may go without progress (see
-	// [Timeout]); 0 means [DefaultTimeout], negative means no deadline.
+	// Timeout is the operation deadline: how long one request, all its
+	// attempts and the waits between them counted, may go without
+	// progress before it fails (RetryConfig.Deadline). An endpoint that
+	// never answers fails in about this long; a moving transfer is never
+	// cut by it. 0 means [DefaultTimeout] (15 s); negative means no
+	// bounds at all (no Timeouts layer, no deadline).
 	Timeout time.Duration
-	// Retry bounds the resends of retryable failures (see [Retry]).
+	// FirstByteTimeout bounds one attempt's wait for the store to begin
+	// answering (TimeoutConfig.FirstByte); 0 means
+	// [DefaultFirstByteTimeout] (5 s).
+	FirstByteTimeout time.Duration
+	// StallTimeout bounds a started transfer's wait for its next byte
+	// (TimeoutConfig.Stall); 0 means [DefaultStallTimeout] (30 s).
+	StallTimeout time.Duration
+	// Retry bounds the resends of retryable failures (see [Retry]). Its
+	// Deadline, when 0, is Timeout.
 	Retry RetryConfig
 }
 
@@ -25,6 +41,16 @@ type Option func(*Options)
 
 // WithTimeout sets Options.Timeout. A URL's ?timeout= overrides it.
 func WithTimeout(d time.Duration) Option { return func(o *Options) { o.Timeout = d } }
+
+// WithFirstByteTimeout sets Options.FirstByteTimeout. A URL's
+// ?first_byte_timeout= overrides it.
+func WithFirstByteTimeout(d time.Duration) Option {
+	return func(o *Options) { o.FirstByteTimeout = d }
+}
+
+// WithStallTimeout sets Options.StallTimeout. A URL's ?stall_timeout=
+// overrides it.
+func WithStallTimeout(d time.Duration) Option { return func(o *Options) { o.StallTimeout = d } }
 
 // WithRetry sets Options.Retry.
 func WithRetry(cfg RetryConfig) Option { return func(o *Options) { o.Retry = cfg } }
@@ -39,13 +65,16 @@ func WithRetry(cfg RetryConfig) Option { return func(o *Options) { o.Retry = cfg
 //
 // The store comes back as [Production] builds it, from the outside in:
 //
-//	Retry       resends retryable failures with jittered backoff
-//	Timeout     fails a request that makes no progress (per attempt)
+//	Retry       resends retryable failures with jittered backoff, within
+//	            the operation deadline (Options.Timeout, 15 s)
+//	Timeouts    bounds each attempt's wait: first byte (5 s), stalls (30 s)
 //	Portable    key, condition and context checks; transport errors
 //	driver      the scheme's store
 //
 // Besides each scheme's own query parameters, every URL accepts
-// "timeout" (a Go duration, "45s"), which overrides [WithTimeout].
+// "timeout", "first_byte_timeout" and "stall_timeout" (Go durations,
+// "45s"), which override [WithTimeout], [WithFirstByteTimeout] and
+// [WithStallTimeout].
 func Open(ctx context.Context, rawURL string, opts ...Option) (Backend, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -56,13 +85,19 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Backend, error) {
 		opt(&o)
 	}
 	q := u.Query()
-	if q.Has(ParamTimeout) {
-		d, err := time.ParseDuration(q.Get(ParamTimeout))
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("backend: %s URL parameter %s=%q: want a positive duration such as 30s or 2m", u.Scheme, ParamTimeout, q.Get(ParamTimeout))
+	for _, p := range []struct {
+		name string
+		dst  *time.Duration
+	}{{ParamTimeout, &o.Timeout}, {ParamFirstByteTimeout, &o.FirstByteTimeout}, {ParamStallTimeout, &o.StallTimeout}} {
+		if !q.Has(p.name) {
+			continue
 		}
-		o.Timeout = d
-		q.Del(ParamTimeout)
+		d, err := time.ParseDuration(q.Get(p.name))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("backend: %s URL parameter %s=%q: want a positive duration such as 30s or 2m", u.Scheme, p.name, q.Get(p.name))
+		}
+		*p.dst = d
+		q.Del(p.name)
 		u.RawQuery = q.Encode()
 	}
 	driver, err := openDriver(ctx, u, rawURL)
@@ -85,8 +120,13 @@ func Production(driver Backend, opts ...Option) Backend {
 
 func compose(driver Backend, o Options) Backend {
 	b := Portable(driver)
-	if o.Timeout >= 0 {
-		b = Timeout(b, o.Timeout)
+	if o.Timeout < 0 {
+		o.Retry.Deadline = -1
+		return Retry(b, o.Retry)
+	}
+	b = Timeouts(b, TimeoutConfig{FirstByte: o.FirstByteTimeout, Stall: o.StallTimeout})
+	if o.Retry.Deadline == 0 {
+		o.Retry.Deadline = o.Timeout
 	}
 	return Retry(b, o.Retry)
 }

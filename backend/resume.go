@@ -10,8 +10,8 @@ import (
 func (r *retrying) Get(ctx context.Context, key string, opts GetOptions) (io.ReadCloser, ObjectInfo, error) {
 	var rc io.ReadCloser
 	var info ObjectInfo
-	err := r.do(ctx, "get", key, func() (err error) {
-		rc, info, err = r.Backend.Get(ctx, key, opts)
+	err := r.do(ctx, "get", key, func(actx context.Context) (err error) {
+		rc, info, err = r.Backend.Get(actx, key, opts)
 		return err
 	}, nil)
 	if err != nil {
@@ -41,7 +41,10 @@ type resumingBody struct {
 	// failures since the last byte received, for the budget and the
 	// error that ends it.
 	failures []error
-	err      error // sticky: the read has failed for good
+	// clock is the operation deadline of the resumed Gets since the last
+	// byte received; nil while bytes flow.
+	clock *opClock
+	err   error // sticky: the read has failed for good
 }
 
 // errShortBody marks a body that ended before its last byte: a connection
@@ -62,7 +65,7 @@ func (b *resumingBody) Read(p []byte) (int, error) {
 		n, err := b.rc.Read(p)
 		b.pos += int64(n)
 		if n > 0 {
-			b.failures = nil
+			b.failures, b.clock = nil, nil
 		}
 		switch {
 		case err == io.EOF && b.pos < b.end:
@@ -90,13 +93,21 @@ func (b *resumingBody) Read(p []byte) (int, error) {
 // resume waits out the backoff and opens the rest of the body, pinned to
 // the version first read. Its own failures count against the same budget.
 func (b *resumingBody) resume() error {
+	if b.clock == nil {
+		b.clock = newClock(b.r.cfg.Deadline)
+	}
 	for {
 		last := b.failures[len(b.failures)-1]
-		if err := b.r.sleep(b.ctx, b.r.backoff(len(b.failures)-1)); err != nil {
+		wait := b.r.backoff(len(b.failures) - 1)
+		if b.clock.expired(wait) {
+			return &AttemptsError{Op: "get", Key: b.key, Failures: b.failures, Stopped: b.clock.err()}
+		}
+		if err := b.r.sleep(b.ctx, wait); err != nil {
 			return fmt.Errorf("%w while waiting to resume; last failure: %v", err, last)
 		}
 		rest := Range{Offset: b.pos, Length: b.end - b.pos}
-		rc, info, err := b.r.Backend.Get(b.ctx, b.key, GetOptions{IfMatch: b.version, Range: &rest})
+		b.clock.begin()
+		rc, info, err := b.r.Backend.Get(withClock(b.ctx, b.clock), b.key, GetOptions{IfMatch: b.version, Range: &rest})
 		switch {
 		case err == nil && info.Version != b.version:
 			// A store that ignored IfMatch: splicing would mix versions.
@@ -110,6 +121,7 @@ func (b *resumingBody) resume() error {
 		case !IsRetryable(err) || b.ctx.Err() != nil:
 			return err
 		}
+		b.clock.ended()
 		b.failures = append(b.failures, err)
 		if b.r.exhausted(b.failures) {
 			return &AttemptsError{Op: "get", Key: b.key, Failures: b.failures}

@@ -23,6 +23,14 @@ type RetryConfig struct {
 	Base time.Duration
 	// Max bounds the backoff cap; 0 means 2 s.
 	Max time.Duration
+	// Deadline is the operation deadline: once a request has gone this
+	// long without progress (an answer, a body byte moved), counting
+	// every attempt and the waits between them, it is not resent, and no
+	// attempt's wait for a first byte (see [Timeouts]) runs past it. A
+	// transfer that is moving is never cut by it, and an attempt that
+	// made progress gives its resend a fresh deadline. 0 means
+	// [DefaultTimeout]; negative means none.
+	Deadline time.Duration
 }
 
 // DefaultAttempts is the retry budget of a request when RetryConfig leaves
@@ -34,8 +42,10 @@ const DefaultAttempts = 12
 
 // unreachableAttempts and timeoutAttempts bound the attempts of a request
 // that failed so: an endpoint that refuses connections, does not resolve
-// or never answers is more likely down than briefly unwell, and the user
-// should hear so in seconds, not after the whole budget of timeouts.
+// or stalls is more likely down than briefly unwell, and the user should
+// hear so in seconds, not after the whole budget. (A first-byte timeout,
+// an endpoint that never answers, is bounded by the operation deadline
+// instead; without one it counts as a stall does.)
 const (
 	unreachableAttempts = 3
 	timeoutAttempts     = 3
@@ -48,9 +58,12 @@ const (
 // missing keys, not-modified answers to GetOptions.IfNoneMatch and the
 // caller's context errors are never retried, and a wait is cut short by
 // ctx. An endpoint that cannot be reached at all ([ErrUnreachable]), or
-// does not answer within the [Timeout], gets 3 such attempts, not the
-// whole budget. When the budget runs out the error is an
-// [*AttemptsError] that lists every attempt's failure.
+// whose transfers stall (a [*TimeoutError] with Stalled set), gets 3 such
+// attempts, not the whole budget. A request that makes no progress for
+// RetryConfig.Deadline ([DefaultTimeout], 15 s), all attempts and waits
+// counted, is not resent: an endpoint that accepts connections and never
+// answers fails within it. When the budget or the deadline runs out the
+// error is an [*AttemptsError] that lists every attempt's failure.
 //
 // What is resent:
 //
@@ -90,6 +103,9 @@ func Retry(b Backend, cfg RetryConfig) Backend {
 	if cfg.Max <= 0 {
 		cfg.Max = 2 * time.Second
 	}
+	if cfg.Deadline == 0 {
+		cfg.Deadline = DefaultTimeout
+	}
 	return &retrying{Backend: b, cfg: cfg, sleep: backoff.Sleep}
 }
 
@@ -123,7 +139,10 @@ func (r *retrying) exhausted(failures []error) bool {
 		case errors.Is(err, ErrUnreachable):
 			unreachable++
 		case errors.Is(err, ErrTimeout):
-			timeouts++
+			var te *TimeoutError
+			if r.cfg.Deadline < 0 || !errors.As(err, &te) || te.Stalled {
+				timeouts++
+			}
 		}
 	}
 	return unreachable >= unreachableAttempts || timeouts >= timeoutAttempts
@@ -170,17 +189,22 @@ func cause(err error) string {
 }
 
 // do sends a request until it succeeds, fails for good, or runs out of
-// attempts or context. again, if set, readies the request to be sent once
-// more after failure err, settles it (returning errSettled), or says why it
-// cannot be resent; it runs before the wait so a request that cannot be
-// resent does not wait for nothing.
-func (r *retrying) do(ctx context.Context, op, key string, send func() error, again func(err error) error) error {
+// attempts, deadline or context. send is given the context of the
+// attempt, which carries the operation deadline. again, if set, readies
+// the request to be sent once more after failure err, settles it
+// (returning errSettled), or says why it cannot be resent; it runs before
+// the wait so a request that cannot be resent does not wait for nothing.
+func (r *retrying) do(ctx context.Context, op, key string, send func(ctx context.Context) error, again func(err error) error) error {
+	clock := newClock(r.cfg.Deadline)
+	actx := withClock(ctx, clock)
 	var failures []error
 	for i := 0; ; i++ {
-		err := send()
+		clock.begin()
+		err := send(actx)
 		if err == nil || !IsRetryable(err) || ctx.Err() != nil || ctx.Value(sendOnceKey{}) != nil {
 			return err
 		}
+		clock.ended()
 		failures = append(failures, err)
 		if r.exhausted(failures) {
 			if i == 0 {
@@ -195,7 +219,11 @@ func (r *retrying) do(ctx context.Context, op, key string, send func() error, ag
 				return &AttemptsError{Op: op, Key: key, Failures: failures, Stopped: aerr}
 			}
 		}
-		if serr := r.sleep(ctx, r.backoff(i)); serr != nil {
+		wait := r.backoff(i)
+		if clock.expired(wait) {
+			return &AttemptsError{Op: op, Key: key, Failures: failures, Stopped: clock.err()}
+		}
+		if serr := r.sleep(ctx, wait); serr != nil {
 			return fmt.Errorf("%w while waiting to retry; last failure: %v", serr, err)
 		}
 	}
@@ -234,8 +262,8 @@ func (r *retrying) Put(ctx context.Context, key string, body io.ReadSeeker, size
 	rb := &rewindable{ReadSeeker: body}
 	var info ObjectInfo
 	var present error // set when a Stat settled the write
-	err := r.do(ctx, "put", key, func() (err error) {
-		info, err = r.Backend.Put(ctx, key, rb, size, cond)
+	err := r.do(ctx, "put", key, func(actx context.Context) (err error) {
+		info, err = r.Backend.Put(actx, key, rb, size, cond)
 		return err
 	}, func(failed error) error {
 		if cond.ContentNamed {
@@ -302,13 +330,13 @@ func (r *retrying) Delete(ctx context.Context, key string, cond Cond) error {
 	if !cond.IsZero() {
 		return unknown("delete", key, r.Backend.Delete(ctx, key, cond))
 	}
-	return r.do(ctx, "delete", key, func() error { return r.Backend.Delete(ctx, key, cond) }, nil)
+	return r.do(ctx, "delete", key, func(actx context.Context) error { return r.Backend.Delete(actx, key, cond) }, nil)
 }
 
 func (r *retrying) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	var info ObjectInfo
-	err := r.do(ctx, "stat", key, func() (err error) {
-		info, err = r.Backend.Stat(ctx, key)
+	err := r.do(ctx, "stat", key, func(actx context.Context) (err error) {
+		info, err = r.Backend.Stat(actx, key)
 		return err
 	}, nil)
 	if err != nil {
@@ -320,8 +348,8 @@ func (r *retrying) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 func (r *retrying) List(ctx context.Context, prefix string, opts ListOptions, fn func([]ObjectInfo) error) error {
 	delivered := false
 	var fnErr error
-	err := r.do(ctx, "list", prefix, func() error {
-		return r.Backend.List(ctx, prefix, opts, func(page []ObjectInfo) error {
+	err := r.do(ctx, "list", prefix, func(actx context.Context) error {
+		return r.Backend.List(actx, prefix, opts, func(page []ObjectInfo) error {
 			delivered = true
 			fnErr = fn(page)
 			return fnErr

@@ -214,8 +214,9 @@ func TestRetry_ContextCancelledBetweenAttempts_Stops(t *testing.T) {
 func TestRetry_ContextDoneDuringRealBackoff_ReturnsPromptly(t *testing.T) {
 	f := wrap.Faults(silttest.Fill(t, 1))
 	f.Add(wrap.Rule{Verb: wrap.VerbStat})
-	// Hour-long backoffs and many attempts: only the deadline ends this.
-	r := backend.Retry(f, backend.RetryConfig{Attempts: 100, Base: time.Hour, Max: time.Hour})
+	// Hour-long backoffs, many attempts and no operation deadline (which
+	// would refuse to wait past itself): only the context ends this.
+	r := backend.Retry(f, backend.RetryConfig{Attempts: 100, Base: time.Hour, Max: time.Hour, Deadline: -1})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := r.Stat(ctx, "d/k00"); !errors.Is(err, context.DeadlineExceeded) {

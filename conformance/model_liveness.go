@@ -30,9 +30,10 @@ var liveModes = []wrap.Mode{wrap.FailBefore, wrap.FailAfter, wrap.Stall, wrap.Br
 // attempts.
 const liveMaxRun = 2
 
-// liveTimeout is the per-attempt deadline of the liveness caches: a stall
-// costs this much, and a slow machine's spurious timeouts are only more
-// transient faults.
+// liveTimeout is the per-attempt bound of the liveness caches (first byte
+// and stall alike): a stall costs this much, and a slow machine's
+// spurious timeouts are only more transient faults. The operation
+// deadline stays the default, far above the few stalls a request meets.
 const liveTimeout = 100 * time.Millisecond
 
 var liveFigures struct{ sequences, ops, faulted, injected atomic.Int64 }
@@ -83,7 +84,7 @@ func withLiveness(m *modelRun) {
 			m.t.Fatalf("close cache %d: %v", c.id, err)
 		}
 		// The stack users get, with backoffs short enough for a test.
-		c.cfg.Backend = backend.Production(c.faults, backend.WithTimeout(liveTimeout),
+		c.cfg.Backend = backend.Production(c.faults, backend.WithFirstByteTimeout(liveTimeout), backend.WithStallTimeout(liveTimeout),
 			backend.WithRetry(backend.RetryConfig{Base: time.Millisecond, Max: 2 * time.Millisecond}))
 		m.open(c)
 	}

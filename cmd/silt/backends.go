@@ -16,7 +16,7 @@ import (
 // every command has because every command may open a store.
 func storeFlags(fs *flag.FlagSet, c *cli) {
 	fs.DurationVar(&c.timeout, "timeout", backend.DefaultTimeout,
-		"fail a store request that makes no progress for this long (a URL's ?timeout= wins)")
+		"fail a store request, all its retries counted, once it has made no progress for this long: a store that never answers fails in about this long, a moving transfer is never cut (a URL's ?timeout= wins; see also ?first_byte_timeout=, ?stall_timeout=)")
 	fs.StringVar(&c.profile, "profile", "",
 		"the AWS shared config profile for s3:// URLs, as aws --profile (default: $AWS_PROFILE; a URL's ?profile= wins)")
 	fs.StringVar(&c.gcsCredentials, "gcs-credentials", "",

@@ -20,7 +20,8 @@ type cli struct {
 	stdout io.Writer
 	stderr io.Writer
 	json   bool // --json: one JSON object on stdout, nothing else there
-	// timeout is --timeout: how long a store request may make no progress.
+	// timeout is --timeout: how long a store request, its retries counted,
+	// may make no progress (backend.Options.Timeout).
 	timeout time.Duration
 	// wait is --wait: how long to wait for another process holding the cache.
 	wait time.Duration
