@@ -60,14 +60,18 @@ func (c *cli) openBucket(ctx context.Context, ns, dir *string, pos []string, min
 // path turns a path argument into the bucket path it names: inside the
 // cache whose binding gave the URL, relative to the working directory, as
 // pull and push take it; "." is the whole namespace.
-func (o *onBucket) path(c *cli, p string) string {
+func (o *onBucket) path(c *cli, p string) (string, error) {
 	if o.cache != "" {
-		p = c.cachePaths(o.cache, []string{p})[0]
+		ps, err := c.cachePaths(o.cache, []string{p})
+		if err != nil {
+			return "", err
+		}
+		p = ps[0]
 	}
 	if p = path.Clean(p); p == "." || p == "/" {
-		return ""
+		return "", nil
 	}
-	return p
+	return p, nil
 }
 
 // noCreate adds create=false to a file:// URL that does not say: reading a

@@ -42,3 +42,36 @@ func TestNewcomer_ServeFindsCacheUpward(t *testing.T) {
 		}
 	}
 }
+
+// TestNewcomer_AbsolutePathInsideCache checks an absolute --path inside
+// the cache is taken from the root and from a subdirectory alike, and one
+// outside the cache is refused alike, with a clear error.
+func TestNewcomer_AbsolutePathInsideCache(t *testing.T) {
+	u, dirs := setup(t, 1)
+	a := dirs[0]
+	write(t, a, "data/acme/x", "x")
+	write(t, a, "data/acme/y", "y")
+	write(t, a, "data/other/z", "z")
+	sub := filepath.Join(a, "data", "other")
+	if r := siltAt(t, sub, nil, "push", "--path", filepath.Join(a, "data", "acme", "x")); r.code != 0 {
+		t.Errorf("push --path ABS from a subdirectory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := siltAt(t, a, nil, "push", "--path", filepath.Join(a, "data", "acme", "y")); r.code != 0 {
+		t.Errorf("push --path ABS from the root: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	ls := ok(t, "ls", u).stdout
+	if !strings.Contains(ls, "data/acme/x") || !strings.Contains(ls, "data/acme/y") || strings.Contains(ls, "data/other/z") {
+		t.Errorf("after push --path ABS, the bucket holds:\n%s", ls)
+	}
+	outside := filepath.Join(t.TempDir(), "f")
+	write(t, filepath.Dir(outside), "f", "f")
+	for _, wd := range []string{a, sub} {
+		for _, args := range [][]string{{"push", "--path", outside}, {"pull", "--scope", outside}, {"ls", outside}, {"push", "--path", "../../../x"}} {
+			r := siltAt(t, wd, nil, args...)
+			wantCode(t, r, exitUsage, args...)
+			if !strings.Contains(r.stderr, "is outside the cache") {
+				t.Errorf("silt %v from %s: %s", args, wd, r.stderr)
+			}
+		}
+	}
+}

@@ -60,7 +60,9 @@ var lsCmd = &command{
 			defer ob.Close()
 			prefix := ""
 			if len(ob.args) == 1 {
-				prefix = ob.path(c, ob.args[0])
+				if prefix, err = ob.path(c, ob.args[0]); err != nil {
+					return err
+				}
 			}
 			snap, err := index.OpenSnapshot(ctx, ob.root)
 			if err != nil {
@@ -104,7 +106,11 @@ var catCmd = &command{
 				return err
 			}
 			defer ob.Close()
-			url, p, root := ob.url, ob.path(c, ob.args[0]), ob.root
+			url, root := ob.url, ob.root
+			p, err := ob.path(c, ob.args[0])
+			if err != nil {
+				return err
+			}
 			snap, err := index.OpenSnapshot(ctx, root)
 			if err != nil {
 				return fmt.Errorf("cat %s: %w", url, err)

@@ -63,7 +63,9 @@ func runResolve(ctx context.Context, c *cli, dir string, localWins, remoteWins, 
 		return err
 	}
 	defer bd.Close()
-	paths = c.cachePaths(bd.s.Root(), paths)
+	if paths, err = c.cachePaths(bd.s.Root(), paths); err != nil {
+		return err
+	}
 	if all {
 		st, err := bd.s.Status(ctx, false)
 		if err != nil {
@@ -123,7 +125,9 @@ func runRestore(ctx context.Context, c *cli, dir string, paths []string, other b
 		return err
 	}
 	defer bd.Close()
-	paths = c.cachePaths(bd.s.Root(), paths)
+	if paths, err = c.cachePaths(bd.s.Root(), paths); err != nil {
+		return err
+	}
 	total := syncer.Stats{Op: "restore", Phases: []syncer.Phase{}}
 	for _, p := range paths {
 		st, err := bd.s.Restore(ctx, p)

@@ -86,13 +86,16 @@ var pullCmd = &command{
 				return err
 			}
 			defer bd.Close()
-			st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0, Lazy: lazy, Exclude: ff.exclude, Include: ff.include, Reanchor: *reanchor})
+			if scope, err = c.cachePaths(bd.s.Root(), scope); err != nil {
+				return err
+			}
+			st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: scope, MetadataOnly: len(lazy) > 0, Lazy: lazy, Exclude: ff.exclude, Include: ff.include, Reanchor: *reanchor})
 			if err != nil {
 				c.partial(st)
 				return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
 			}
 			if len(lazy) == 0 {
-				st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
+				st = c.skipUnmatched(bd, scope, st)
 			}
 			if err := c.result(st, func() {
 				if r := st.Reanchor; r != nil {
@@ -163,6 +166,9 @@ var pushCmd = &command{
 				return err
 			}
 			defer bd.Close()
+			if paths, err = c.cachePaths(bd.s.Root(), paths); err != nil {
+				return err
+			}
 			opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry, Exclude: ff.exclude, Include: ff.include}
 			if *lockKey != "" && !*dry {
 				lease, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
@@ -177,7 +183,7 @@ var pushCmd = &command{
 				opts.Fence = &syncer.Fence{Key: lockPrefix + *lockKey, Token: lease.Token()}
 				ctx = lease.Context() // a lost lease stops the push
 			}
-			st, err := push(ctx, bd, c.cachePaths(bd.s.Root(), paths), opts)
+			st, err := push(ctx, bd, paths, opts)
 			if err != nil {
 				c.partial(st)
 				return err
@@ -375,8 +381,11 @@ var hydrateCmd = &command{
 				return err
 			}
 			defer bd.Close()
+			if paths, err = c.cachePaths(bd.s.Root(), paths); err != nil {
+				return err
+			}
 			total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
-			for _, p := range c.cachePaths(bd.s.Root(), paths) {
+			for _, p := range paths {
 				ok, st, err := hydrate(ctx, bd, p)
 				total = total.Add(st)
 				if err != nil {
