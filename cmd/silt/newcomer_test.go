@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -73,5 +74,39 @@ func TestNewcomer_AbsolutePathInsideCache(t *testing.T) {
 				t.Errorf("silt %v from %s: %s", args, wd, r.stderr)
 			}
 		}
+	}
+}
+
+// TestNewcomer_PathMatchingNothing checks a path that matches no file (a
+// typo) is an error naming it, for push --path, pull --scope and ls, while
+// push --path of a directory deleted locally still pushes the deletion.
+func TestNewcomer_PathMatchingNothing(t *testing.T) {
+	_, dirs := setup(t, 1)
+	a := dirs[0]
+	write(t, a, "data/acme/x", "x")
+	write(t, a, "data/gone/y", "y")
+	ok(t, "push", "--dir", a)
+	for _, args := range [][]string{
+		{"push", "--dir", a, "--path", "data/acmee"},
+		{"pull", "--dir", a, "--scope", "data/acmee"},
+		{"ls", "--dir", a, "data/acmee"},
+	} {
+		r := silt(t, args...)
+		wantCode(t, r, exitError, args...)
+		if !strings.Contains(r.stderr, "no file under data/acmee, ") || !strings.Contains(r.stderr, "hint: check the path for a typo") {
+			t.Errorf("silt %v:\n%s", args, r.stderr)
+		}
+		if r := silt(t, append(args, "--json")...); r.code != exitError || !strings.Contains(object(t, r)["error"].(string), "no file under data/acmee") {
+			t.Errorf("silt %v --json: exit %d\n%s", args, r.code, r.stdout)
+		}
+	}
+	// Still fine: a path that matches, and a deletion.
+	ok(t, "ls", "--dir", a, "data/acme")
+	if err := os.RemoveAll(filepath.Join(a, "data", "gone")); err != nil {
+		t.Fatal(err)
+	}
+	v := object(t, ok(t, "push", "--dir", a, "--path", "data/gone", "--json"))
+	if num(v, "files", "deleted") != 1 {
+		t.Errorf("push --path of a deleted directory: %v", v["files"])
 	}
 }

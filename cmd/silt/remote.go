@@ -79,6 +79,10 @@ var lsCmd = &command{
 				return fmt.Errorf("ls %s %s: %w", ob.url, prefix, err)
 			}
 			seq := snap.Manifest().Seq
+			if len(entries) == 0 && prefix != "" {
+				c.partial(map[string]any{"op": "ls", "seq": seq, "count": 0, "bytes": 0, "entries": entries})
+				return &noMatchError{[]string{prefix}, "in the bucket " + ob.url}
+			}
 			return c.result(map[string]any{"op": "ls", "seq": seq, "count": len(entries), "bytes": total, "entries": entries}, func() {
 				for _, e := range entries {
 					if *long {

@@ -94,8 +94,9 @@ var pullCmd = &command{
 				c.partial(st)
 				return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
 			}
+			var unmatched []string
 			if len(lazy) == 0 {
-				st = c.skipUnmatched(bd, scope, st)
+				st, unmatched = c.skipUnmatched(bd, scope, st)
 			}
 			if err := c.result(st, func() {
 				if r := st.Reanchor; r != nil {
@@ -105,19 +106,25 @@ var pullCmd = &command{
 			}); err != nil {
 				return err
 			}
-			return conflicted(st)
+			if err := conflicted(st); err != nil || len(unmatched) == 0 {
+				return err
+			}
+			return &noMatchError{unmatched, "in the bucket " + redactURL(bd.cfg.URL)}
 		}
 	},
 }
 
 // skipUnmatched reports each --scope path that is absent after a pull (no
 // lazy files): it matched no committed file. rclone logs such skips too.
-func (c *cli) skipUnmatched(bd *bound, scope []string, st syncer.Stats) syncer.Stats {
+// It returns those paths, for the pull's error.
+func (c *cli) skipUnmatched(bd *bound, scope []string, st syncer.Stats) (syncer.Stats, []string) {
+	var unmatched []string
 	show := c.onChange()
 	for _, p := range scope {
 		if _, err := os.Lstat(filepath.Join(bd.s.Root(), filepath.FromSlash(p))); err == nil || !errors.Is(err, iofs.ErrNotExist) {
 			continue
 		}
+		unmatched = append(unmatched, p)
 		ch := syncer.Change{Path: p, Action: syncer.ActionSkip, Reason: "--scope matches no committed file"}
 		if show != nil {
 			show(ch)
@@ -128,7 +135,7 @@ func (c *cli) skipUnmatched(bd *bound, scope []string, st syncer.Stats) syncer.S
 			st.ChangesOmitted++
 		}
 	}
-	return st
+	return st, unmatched
 }
 
 var pushCmd = &command{
@@ -168,6 +175,12 @@ var pushCmd = &command{
 			defer bd.Close()
 			if paths, err = c.cachePaths(bd.s.Root(), paths); err != nil {
 				return err
+			}
+			if none, err := unmatchedPushPaths(ctx, bd, paths); err != nil || len(none) > 0 {
+				if err != nil {
+					return fmt.Errorf("push %s: %w", bd.dir, err)
+				}
+				return &noMatchError{none, "locally or in the bucket " + redactURL(bd.cfg.URL)}
 			}
 			opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry, Exclude: ff.exclude, Include: ff.include}
 			if *lockKey != "" && !*dry {
