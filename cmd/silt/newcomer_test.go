@@ -110,3 +110,45 @@ func TestNewcomer_PathMatchingNothing(t *testing.T) {
 		t.Errorf("push --path of a deleted directory: %v", v["files"])
 	}
 }
+
+// TestNewcomer_ReadmeDayToDay runs the README's "Day to day" ls lines from
+// the directory the block cds into: paths are relative to it, as the
+// code takes them, so each lists that directory's files.
+func TestNewcomer_ReadmeDayToDay(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start = "$ cd ~/models/data/acme\n"
+	i := strings.Index(string(data), start)
+	if i < 0 {
+		t.Fatalf("README.md has no %q block", start)
+	}
+	block := string(data[i:])
+	block = block[:strings.Index(block, "```")]
+	_, dirs := setup(t, 1)
+	a := dirs[0]
+	write(t, a, "data/acme/nlp/en/bert/config.json", "{}")
+	write(t, a, "data/other/f", "f")
+	ok(t, "push", "--dir", a)
+	wd := filepath.Join(a, "data", "acme")
+	n := 0
+	for _, line := range strings.Split(block, "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		args := strings.Fields(cmd)
+		if len(args) < 3 || args[1] != "silt" || args[2] != "ls" {
+			continue
+		}
+		n++
+		r := siltAt(t, wd, nil, args[2:]...)
+		if r.code != 0 || !strings.Contains(r.stdout, "data/acme/nlp/en/bert/config.json") || strings.Contains(r.stdout, "data/other") {
+			t.Errorf("README's %q from data/acme: exit %d\n%s%s", strings.TrimSpace(cmd), r.code, r.stdout, r.stderr)
+		}
+	}
+	if n == 0 {
+		t.Fatal("README's Day to day block runs no silt ls")
+	}
+	if r := siltAt(t, wd, nil, "ls", "."); r.code != 0 || !strings.Contains(r.stdout, "data/acme/nlp/en/bert/config.json") || strings.Contains(r.stdout, "data/other") {
+		t.Errorf("ls . from data/acme: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
