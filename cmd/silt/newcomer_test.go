@@ -152,3 +152,26 @@ func TestNewcomer_ReadmeDayToDay(t *testing.T) {
 		t.Errorf("ls . from data/acme: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestNewcomer_StatusAfterPull_NoStaleReason checks that once a pull has
+// recorded a conflict's current reason, status no longer shows the push's
+// old one ("pull first") beside it, in text or --json.
+func TestNewcomer_StatusAfterPull_NoStaleReason(t *testing.T) {
+	_, dirs := setup(t, 2)
+	a, b := dirs[0], dirs[1]
+	write(t, a, "f", "1")
+	ok(t, "push", "--dir", a)
+	ok(t, "pull", "--dir", b)
+	write(t, a, "f", "2")
+	write(t, b, "f", "3")
+	ok(t, "push", "--dir", a)
+	wantCode(t, silt(t, "push", "--dir", b), exitRefused, "push (conflict)")
+	wantCode(t, silt(t, "pull", "--dir", b), exitRefused, "pull (conflict)")
+	r := ok(t, "status", "--dir", b)
+	if strings.Contains(r.stdout, "pull first") || strings.Count(r.stdout, "f: ") != 1 {
+		t.Errorf("status after the pull:\n%s", r.stdout)
+	}
+	if r := ok(t, "status", "--dir", b, "--json"); strings.Contains(r.stdout, "pull first") {
+		t.Errorf("status --json after the pull:\n%s", r.stdout)
+	}
+}
