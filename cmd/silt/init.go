@@ -382,8 +382,7 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 		c.printf("; the bucket holds %d files at seq %d, the directory %d.\n", m.Entries(), m.Seq, local)
 		switch mode {
 		case "push-existing":
-			c.printf("pushed the %d files already there: %d uploaded, %d equal to the bucket's, %d conflicts; now at seq %d\n",
-				local, st.Files.Uploaded, st.Files.Unchanged, st.Files.Conflicts, st.Seq)
+			c.printf("pushed the %d file%s already there: %s; now at seq %d\n", local, plural(int64(local)), fileCounts(st, false), st.Seq)
 		case "adopt":
 			c.printf("adopted the %d files already there: %d equal to the bucket's (in sync), %d differing (kept; they win at the next push), %d only here (sent by the next push); downloaded %d only in the bucket\n",
 				local, st.Files.Unchanged, st.Files.Conflicts, max(0, local-st.Files.Unchanged-st.Files.Conflicts), st.Files.Downloaded)

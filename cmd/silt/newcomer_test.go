@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,5 +174,21 @@ func TestNewcomer_StatusAfterPull_NoStaleReason(t *testing.T) {
 	}
 	if r := ok(t, "status", "--dir", b, "--json"); strings.Contains(r.stdout, "pull first") {
 		t.Errorf("status --json after the pull:\n%s", r.stdout)
+	}
+}
+
+// TestNewcomer_InitPushExisting_CountsAddUp checks init --push-existing
+// counts every file once, as push's summary does: deduplicated files too.
+func TestNewcomer_InitPushExisting_CountsAddUp(t *testing.T) {
+	root := t.TempDir()
+	a := filepath.Join(root, "a")
+	for i := range 7 {
+		write(t, a, fmt.Sprintf("f%d", i), fmt.Sprintf("body %d", i))
+	}
+	write(t, a, "copy1", "body 0")
+	write(t, a, "copy2", "body 1")
+	r := ok(t, "init", "--push-existing", "--dir", a, fileURL(filepath.Join(root, "bucket")))
+	if !strings.Contains(r.stdout, "pushed the 9 files already there: 7 uploaded, 2 deduplicated; now at seq 1\n") {
+		t.Errorf("init --push-existing of 9 files, 2 of them copies:\n%s", r.stdout)
 	}
 }

@@ -123,6 +123,16 @@ func statsLine(st syncer.Stats) string { return statsLineDry(st, false) }
 
 // statsLineDry is statsLine; a dry run's counts say what would happen.
 func statsLineDry(st syncer.Stats, dry bool) string {
+	r := st.Requests
+	reqs := r.Get + r.Put + r.List + r.Delete + r.Stat
+	return fmt.Sprintf("%-8s seq %d: %s; %s down, %s up; %d request%s (%d get, %d put, %d list, %d delete, %d stat); %d local file%s examined; %.1f ms",
+		st.Op, st.Seq, fileCounts(st, dry), size(st.Bytes.Down), size(st.Bytes.Up),
+		reqs, plural(reqs), r.Get, r.Put, r.List, r.Delete, r.Stat, st.Local.Examined, plural(int64(st.Local.Examined)), st.Ms)
+}
+
+// fileCounts is the file counts of an operation's summary line: every
+// file counted once ("7 uploaded, 2 deduplicated, 1 unchanged").
+func fileCounts(st syncer.Stats, dry bool) string {
 	f := st.Files
 	var parts []string
 	add := func(n int, what string) {
@@ -149,11 +159,7 @@ func statsLineDry(st syncer.Stats, dry bool) string {
 	if f.Skipped > 0 {
 		parts = append(parts, fmt.Sprintf("%d skipped: %s", f.Skipped, skipKinds(st)))
 	}
-	r := st.Requests
-	reqs := r.Get + r.Put + r.List + r.Delete + r.Stat
-	return fmt.Sprintf("%-8s seq %d: %s; %s down, %s up; %d request%s (%d get, %d put, %d list, %d delete, %d stat); %d local files examined; %.1f ms",
-		st.Op, st.Seq, strings.Join(parts, ", "), size(st.Bytes.Down), size(st.Bytes.Up),
-		reqs, plural(reqs), r.Get, r.Put, r.List, r.Delete, r.Stat, st.Local.Examined, st.Ms)
+	return strings.Join(parts, ", ")
 }
 
 // printStats prints an operation's summary line and its conflicts.
