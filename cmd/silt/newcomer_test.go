@@ -192,3 +192,39 @@ func TestNewcomer_InitPushExisting_CountsAddUp(t *testing.T) {
 		t.Errorf("init --push-existing of 9 files, 2 of them copies:\n%s", r.stdout)
 	}
 }
+
+// TestNewcomer_PushLockUnderOwnLease checks silt push --lock KEY after
+// silt lock acquire KEY on the same cache commits under that lease (its
+// token fences the commit), while another cache is refused with a hint
+// that says when the lease lapses instead of suggesting force-release.
+func TestNewcomer_PushLockUnderOwnLease(t *testing.T) {
+	_, dirs := setup(t, 2)
+	a, b := dirs[0], dirs[1]
+	v := object(t, siltAtOK(t, a, "lock", "acquire", "--json", "deploy"))
+	write(t, a, "f", "1")
+	p := object(t, siltAtOK(t, a, "push", "--lock", "deploy", "--json"))
+	if num(p, "files", "uploaded") != 1 {
+		t.Errorf("push --lock under the cache's own lease: %v", p["files"])
+	}
+	// The lease is still held (the push did not release it).
+	in := object(t, ok(t, "lock", "inspect", "--dir", a, "--json", "deploy"))
+	if in["held"] != true || in["holder"].(map[string]any)["nonce"] != v["nonce"] {
+		t.Errorf("after the push, inspect = %v", in)
+	}
+	write(t, b, "g", "2")
+	r := silt(t, "push", "--dir", b, "--lock", "deploy")
+	wantCode(t, r, exitRefused, "push --lock from another cache")
+	if strings.Contains(r.stderr, "force-release") || !strings.Contains(r.stderr, "lapses in") {
+		t.Errorf("push --lock refused by another's lease:\n%s", r.stderr)
+	}
+	// release needs no --nonce on the cache that took it; then others push.
+	siltAtOK(t, a, "lock", "release", "deploy")
+	ok(t, "push", "--dir", b, "--lock", "deploy")
+}
+
+func siltAtOK(t *testing.T, wd string, args ...string) result {
+	t.Helper()
+	r := siltAt(t, wd, nil, args...)
+	wantCode(t, r, 0, args...)
+	return r
+}

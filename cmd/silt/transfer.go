@@ -184,17 +184,19 @@ var pushCmd = &command{
 			}
 			opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry, Exclude: ff.exclude, Include: ff.include}
 			if *lockKey != "" && !*dry {
-				lease, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
+				lease, token, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
 				if err != nil {
 					return err
 				}
-				defer func() {
-					if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
-						err = fmt.Errorf("push --lock %s: release: %w", *lockKey, rerr)
-					}
-				}()
-				opts.Fence = &syncer.Fence{Key: lockPrefix + *lockKey, Token: lease.Token()}
-				ctx = lease.Context() // a lost lease stops the push
+				if lease != nil { // taken here, not the cache's own held one
+					defer func() {
+						if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+							err = fmt.Errorf("push --lock %s: release: %w", *lockKey, rerr)
+						}
+					}()
+					ctx = lease.Context() // a lost lease stops the push
+				}
+				opts.Fence = &syncer.Fence{Key: lockPrefix + *lockKey, Token: token}
 			}
 			st, err := push(ctx, bd, paths, opts)
 			if err != nil {
@@ -330,27 +332,32 @@ func hydrate(ctx context.Context, bd *bound, p string) (bool, syncer.Stats, erro
 }
 
 // acquireForPush takes the lock a push commits under: the same object as
-// silt lock's KEY in the cache's namespace.
-func acquireForPush(ctx context.Context, bd *bound, key string, wait time.Duration) (*lock.Lease, error) {
+// silt lock's KEY in the cache's namespace. When the cache holds it
+// already (silt lock acquire KEY on this cache), the push commits under
+// that lease's token and returns no lease to release.
+func acquireForPush(ctx context.Context, bd *bound, key string, wait time.Duration) (*lock.Lease, uint64, error) {
 	if bd.b == nil {
-		return nil, fmt.Errorf("push --lock %s: the bucket %s cannot be opened here to take the lock", key, redactURL(bd.cfg.URL))
+		return nil, 0, fmt.Errorf("push --lock %s: the bucket %s cannot be opened here to take the lock", key, redactURL(bd.cfg.URL))
 	}
 	root, err := namespaceOf(bd.b, bd.cfg.Namespace)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if wait <= 0 {
 		wait = -1 // lock: try once
 	}
 	l, err := lock.New(root, lockPrefix+key, lock.Options{MaxWait: wait})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	if token, ok, err := ownLease(ctx, l, bd.dir, bd.cfg, key); err != nil || ok {
+		return nil, token, err
 	}
 	lease, err := l.Acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("push --lock %s: %w", key, err)
+		return nil, 0, lockHeldError("push --lock "+key, "--lock-wait", err)
 	}
-	return lease, nil
+	return lease, lease.Token(), nil
 }
 
 // statusShown bounds the changes status lists without -v.
