@@ -76,7 +76,7 @@ func classify(err error) (code int, hint string) {
 	case errors.As(err, &he):
 		return exitError, he.hint
 	case errors.As(err, &ne):
-		return exitError, noMatchHint
+		return exitError, ne.hint()
 	case errors.Is(err, context.Canceled):
 		return exitError, "interrupted; running the same command again is safe"
 	case errors.Is(err, syncer.ErrNoConditionalWrite), errors.Is(err, backend.ErrNotSupported):

@@ -21,6 +21,7 @@ const (
 // working directory (see cachePaths).
 func (c *cli) findDir(dir string) string {
 	if dir != "" {
+		c.dirGiven = true
 		return dir
 	}
 	if d := os.Getenv(envDir); d != "" {

@@ -42,7 +42,7 @@ func readBinding(dir string) (binding, error) {
 	data, err := os.ReadFile(configPath(dir))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return binding{}, withHint(fmt.Errorf("%s is not a silt cache (no %s)", dir, configPath(dir)),
-			fmt.Sprintf("run inside a cache (or pass --dir, or set %s), or bind this directory first: silt init --dir %s URL", envDir, dir))
+			fmt.Sprintf("run inside a cache (or pass --dir, or set %s), or bind this directory first: silt init --dir %s URL", envDir, shellQuote(dirOrDot(dir))))
 	}
 	if err != nil {
 		return binding{}, err
@@ -256,6 +256,7 @@ type initFlags struct {
 
 func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 	dir, ns, force, pushExisting, adopt := &f.dir, &f.ns, &f.force, &f.pushExisting, &f.adopt
+	given := f.dir != "" // hints repeat --dir when it was given
 	if *pushExisting && *adopt {
 		return usagef("--push-existing and --adopt exclude each other")
 	}
@@ -354,16 +355,16 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 	var next string
 	switch mode {
 	case "bind":
-		next = nextStep(*dir, local, m.Entries())
+		next = nextStep(*dir, dirOpt(given, *dir), local, m.Entries())
 	case "push-existing":
 		if st, err = initPush(ctx, c, *dir); err != nil {
 			c.partial(st)
 			return err
 		}
 		out["push"] = st
-		next = fmt.Sprintf("silt status --dir %s", *dir)
+		next = "silt status" + dirOpt(given, *dir)
 		if m.Entries() > 0 {
-			next = fmt.Sprintf("silt pull --dir %s (fetches the bucket's files this directory lacks)", *dir)
+			next = "silt pull" + dirOpt(given, *dir) + " (fetches the bucket's files this directory lacks)"
 		}
 	case "adopt":
 		if st, err = initAdopt(ctx, c, *dir); err != nil {
@@ -371,7 +372,7 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 			return err
 		}
 		out["adopt"] = st
-		next = fmt.Sprintf("silt push --dir %s (sends the files only here and the kept differing ones)", *dir)
+		next = "silt push" + dirOpt(given, *dir) + " (sends the files only here and the kept differing ones)"
 	}
 	out["next"] = next
 	return c.result(out, func() {
@@ -408,7 +409,7 @@ func initPush(ctx context.Context, c *cli, dir string) (syncer.Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	if err := conflicted(st); err != nil {
+	if err := c.conflicted(st, dir); err != nil {
 		c.printStats(st)
 		re := err.(*refusedError)
 		re.msg = fmt.Sprintf("bound %s and pushed the files already there, but %s", dir, re.msg)
@@ -438,15 +439,16 @@ func initAdopt(ctx context.Context, c *cli, dir string) (syncer.Stats, error) {
 	return st, nil
 }
 
-// nextStep is init's advice for a directory with nothing to sync yet.
-func nextStep(dir string, local, remote int) string {
+// nextStep is init's advice for a directory with nothing to sync yet; d
+// is the --dir the commands need (dirOpt).
+func nextStep(dir, d string, local, remote int) string {
 	switch {
 	case local == 0 && remote == 0:
-		return fmt.Sprintf("put files in %s, then silt push --dir %s", dir, dir)
+		return fmt.Sprintf("put files in %s, then silt push%s", dir, d)
 	case local == 0:
-		return "silt pull --dir " + dir
+		return "silt pull" + d
 	}
-	return fmt.Sprintf("silt status --dir %s, then silt push --dir %s", dir, dir)
+	return fmt.Sprintf("silt status%s, then silt push%s", d, d)
 }
 
 // countFiles counts the regular files under root, outside silt's own

@@ -58,8 +58,8 @@ func TestInit_PushExisting_FirstCommitThenAnOrdinaryPush(t *testing.T) {
 	write(t, b, "new", "new")
 	r = silt(t, "init", "--push-existing", "--dir", b, bucket)
 	wantCode(t, r, exitRefused, "init --push-existing onto commits with a differing file")
-	if !strings.Contains(r.stderr, "silt init: bound "+b+" and pushed the files already there, but 1 conflicts: kept the local copies (listed above)") ||
-		!strings.Contains(r.stderr, "hint: see them with silt status; settle each with silt resolve") {
+	if !strings.Contains(r.stderr, "silt init: bound "+b+" and pushed the files already there, but 1 conflict: kept the local copies (listed above)") ||
+		!strings.Contains(r.stderr, "hint: see them with silt status --dir "+b+"; settle each with silt resolve --dir "+b) {
 		t.Errorf("stderr:\n%s", r.stderr)
 	}
 	if !strings.Contains(r.stdout, "conflict: diff:") || !strings.Contains(r.stdout, "1 uploaded") {

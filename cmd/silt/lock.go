@@ -76,6 +76,16 @@ func runLock(ctx context.Context, c *cli, f lockFlags, pos []string) error {
 		return err
 	}
 	defer b.Close()
+	where := " --url " + shellQuote(redactURL(*url)) // the lock's bucket, for hints
+	if *ns != "" {
+		where += " --namespace " + shellQuote(*ns)
+	}
+	switch {
+	case cache != "":
+		where = dirOpt(*dir != "", cache)
+	case *url == "":
+		where = "" // $SILT_REMOTE names it
+	}
 	if h, ok := readHeld(cache, cfg, key); action == "release" && *nonce == "" && cache != "" && ok {
 		*nonce = h.Nonce // the lease this cache's silt lock acquire took
 	}
@@ -104,8 +114,8 @@ func runLock(ctx context.Context, c *cli, f lockFlags, pos []string) error {
 		// ends when the process does, and the lock lapses after --ttl.
 		out["nonce"], out["token"], out["ttl_ms"] = lease.Nonce(), lease.Token(), ttl.Milliseconds()
 		return c.result(out, func() {
-			c.printf("acquired %s for %v\nnonce %s\ntoken %d\nrelease with: silt lock release --nonce %s %s\n",
-				key, *ttl, lease.Nonce(), lease.Token(), lease.Nonce(), key)
+			c.printf("acquired %s for %v\nnonce %s\ntoken %d\nrelease with: silt lock release%s --nonce %s %s\n",
+				key, *ttl, lease.Nonce(), lease.Token(), where, lease.Nonce(), shellQuote(key))
 		})
 	case "inspect":
 		info, err := l.Inspect(ctx)
@@ -130,7 +140,7 @@ func runLock(ctx context.Context, c *cli, f lockFlags, pos []string) error {
 		}
 		if !ok {
 			return &refusedError{msg: fmt.Sprintf("lock %s is not held under nonce %s", key, *nonce),
-				hint: "it was released already, lapsed and was taken over, or the nonce is wrong: silt lock inspect " + key}
+				hint: "it was released already, lapsed and was taken over, or the nonce is wrong: silt lock inspect" + where + " " + shellQuote(key)}
 		}
 		if h, ok := readHeld(cache, cfg, key); ok && h.Nonce == *nonce {
 			dropHeld(cache, key)
@@ -155,7 +165,7 @@ func runLock(ctx context.Context, c *cli, f lockFlags, pos []string) error {
 		}
 		if !ok {
 			return &refusedError{msg: fmt.Sprintf("lock %s changed hands while being released; nothing was done", key),
-				hint: "inspect it again: silt lock inspect " + key}
+				hint: "inspect it again: silt lock inspect" + where + " " + shellQuote(key)}
 		}
 		if h, ok := readHeld(cache, cfg, key); ok && h.Nonce == info.Nonce {
 			dropHeld(cache, key)

@@ -228,3 +228,51 @@ func siltAtOK(t *testing.T, wd string, args ...string) result {
 	wantCode(t, r, 0, args...)
 	return r
 }
+
+// TestNewcomer_HintsPasteAndRun pastes the commands of hints and Next:
+// lines into a shell where the user is: URLs with & are quoted, and --dir
+// is there when the user gave it.
+func TestNewcomer_HintsPasteAndRun(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	root := t.TempDir()
+	bucket := filepath.Join(root, "bucket")
+	a := filepath.Join(root, "my cache")
+	write(t, a, "f", "f")
+	elsewhere := t.TempDir()
+	// paste runs the command that follows marker on a line of out.
+	paste := func(out, marker string) {
+		t.Helper()
+		i := strings.Index(out, marker)
+		if i < 0 {
+			t.Errorf("no %q in:\n%s", marker, out)
+			return
+		}
+		line, _, _ := strings.Cut(out[i+len(marker):], "\n")
+		line, _, _ = strings.Cut(line, " (") // a trailing remark
+		cmd := exec.Command(sh, "-c", line)
+		cmd.Dir = elsewhere
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(siltBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if got, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("pasted %q: %v\n%s", line, err, got)
+		}
+	}
+	r := siltAt(t, elsewhere, nil, "init", "--push-existing", "--dir", a, fileURL(bucket))
+	wantCode(t, r, 0, "init --push-existing")
+	paste(r.stdout, "Next: ")
+	amp := fileURL(bucket) + "?create=false&timeout=30s"
+	r = siltAt(t, elsewhere, nil, "cat", amp, "nofile")
+	wantCode(t, r, exitError, "cat URL&... nofile")
+	paste(r.stderr, "with: ")
+	r = siltAt(t, elsewhere, nil, "push", "--dir", a, "--path", "typo")
+	wantCode(t, r, exitError, "push --path typo")
+	paste(r.stderr, "with: ")
+	r = siltAt(t, elsewhere, nil, "lock", "acquire", "--url", amp, "k")
+	wantCode(t, r, 0, "lock acquire --url URL&...")
+	paste(r.stdout, "release with: ")
+	r = siltAt(t, elsewhere, nil, "lock", "acquire", "--dir", a, "k2")
+	wantCode(t, r, 0, "lock acquire --dir")
+	paste(r.stdout, "release with: ")
+}

@@ -19,14 +19,17 @@ import (
 type noMatchError struct {
 	paths []string // as given to the library, slash paths in the cache
 	where string   // "locally or in the bucket URL", "in the bucket URL"
+	ls    string   // the arguments of the silt ls the hint suggests
 }
 
 func (e *noMatchError) Error() string {
 	return fmt.Sprintf("no file under %s, %s", strings.Join(e.paths, ", "), e.where)
 }
 
-// noMatchHint is the hint of a noMatchError.
-const noMatchHint = "check the path for a typo (inside a cache, paths are relative to the working directory); list what the bucket holds with: silt ls"
+// hint is the hint of a noMatchError.
+func (e *noMatchError) hint() string {
+	return "check the path for a typo (inside a cache, paths are relative to the working directory); list what the bucket holds with: silt ls" + e.ls
+}
 
 // unmatchedPushPaths returns the push paths that match nothing: no local
 // file at or under them and no committed one either. A path that is only

@@ -33,7 +33,8 @@ type cli struct {
 	jsonChanges int  // --json-changes
 	listChanges bool // the command lists changes itself: no line per change on stderr
 
-	cwd string // the working directory, when the cache was found above it
+	cwd      string // the working directory, when the cache was found above it
+	dirGiven bool   // --dir was given: hints repeat it
 
 	// out is the --json result, printed once when the command ends: alone
 	// on success, with the error merged in on failure (exactly one object).
@@ -182,6 +183,11 @@ func size(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// count is n and what, plural unless n is 1: "1 conflict", "2 conflicts".
+func count(n int, what string) string {
+	return fmt.Sprintf("%d %s%s", n, what, plural(int64(n)))
 }
 
 func plural(n int64) string {

@@ -81,7 +81,7 @@ var lsCmd = &command{
 			seq := snap.Manifest().Seq
 			if len(entries) == 0 && prefix != "" {
 				c.partial(map[string]any{"op": "ls", "seq": seq, "count": 0, "bytes": 0, "entries": entries})
-				return &noMatchError{[]string{prefix}, "in the bucket " + ob.url}
+				return &noMatchError{[]string{prefix}, "in the bucket " + ob.url, ob.lsArgs()}
 			}
 			return c.result(map[string]any{"op": "ls", "seq": seq, "count": len(entries), "bytes": total, "entries": entries}, func() {
 				for _, e := range entries {
@@ -125,7 +125,7 @@ var catCmd = &command{
 			}
 			if !ok {
 				return withHint(fmt.Errorf("cat %s: no committed file %q at seq %d", url, p, snap.Manifest().Seq),
-					"list what the index holds with: silt ls "+url)
+					"list what the index holds with: silt ls"+ob.lsArgs())
 			}
 			data, err := readVerified(ctx, root, p, e)
 			if err != nil {

@@ -111,7 +111,7 @@ var statusCmd = &command{
 				case *offline:
 					c.printf("remote: not checked (--offline); last seen seq %d\n", st.SeenSeq)
 				case st.RemoteMoved:
-					c.printf("remote: moved from seq %d to %d; run silt pull\n", st.SeenSeq, st.RemoteSeq)
+					c.printf("remote: moved from seq %d to %d; run silt pull%s\n", st.SeenSeq, st.RemoteSeq, c.dirOpt(bd.dir))
 				default:
 					c.printf("remote: up to date at seq %d\n", st.RemoteSeq)
 				}

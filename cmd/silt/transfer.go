@@ -26,13 +26,14 @@ func (s *stringsFlag) Type() string       { return "stringArray" }
 
 // conflicted turns an operation that kept conflicting copies into exit
 // code 3, after its statistics are printed.
-func conflicted(st syncer.Stats) error {
+func (c *cli) conflicted(st syncer.Stats, dir string) error {
 	if st.Files.Conflicts == 0 {
 		return nil
 	}
+	d := c.dirOpt(dir)
 	return &refusedError{
-		msg:  fmt.Sprintf("%d conflicts: kept the local copies (listed above)", st.Files.Conflicts),
-		hint: "see them with silt status; settle each with silt resolve --keep-local|--take-remote PATH (or --all)",
+		msg:  fmt.Sprintf("%s: kept the local copies (listed above)", count(st.Files.Conflicts, "conflict")),
+		hint: "see them with silt status" + d + "; settle each with silt resolve" + d + " --keep-local|--take-remote PATH (or --all)",
 	}
 }
 
@@ -106,10 +107,10 @@ var pullCmd = &command{
 			}); err != nil {
 				return err
 			}
-			if err := conflicted(st); err != nil || len(unmatched) == 0 {
+			if err := c.conflicted(st, bd.dir); err != nil || len(unmatched) == 0 {
 				return err
 			}
-			return &noMatchError{unmatched, "in the bucket " + redactURL(bd.cfg.URL)}
+			return &noMatchError{unmatched, "in the bucket " + redactURL(bd.cfg.URL), c.dirOpt(bd.dir)}
 		}
 	},
 }
@@ -180,7 +181,7 @@ var pushCmd = &command{
 				if err != nil {
 					return fmt.Errorf("push %s: %w", bd.dir, err)
 				}
-				return &noMatchError{none, "locally or in the bucket " + redactURL(bd.cfg.URL)}
+				return &noMatchError{none, "locally or in the bucket " + redactURL(bd.cfg.URL), c.dirOpt(bd.dir)}
 			}
 			opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry, Exclude: ff.exclude, Include: ff.include}
 			if *lockKey != "" && !*dry {
@@ -214,7 +215,7 @@ var pushCmd = &command{
 			}); err != nil {
 				return err
 			}
-			return conflicted(st)
+			return c.conflicted(st, bd.dir)
 		}
 	},
 }
@@ -270,7 +271,7 @@ var syncCmd = &command{
 			if err := c.result(out, func() { c.printStats(pulled); c.printStats(pushed) }); err != nil {
 				return err
 			}
-			return conflicted(total)
+			return c.conflicted(total, bd.dir)
 		}
 	},
 }
@@ -303,7 +304,7 @@ var hydrateCmd = &command{
 				}
 				if !ok {
 					return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, redactURL(bd.cfg.URL)),
-						"list what the index holds with: silt ls "+redactURL(bd.cfg.URL))
+						"list what the index holds with: silt ls"+c.dirOpt(bd.dir))
 				}
 			}
 			return c.result(total, func() { c.printStats(total) })
