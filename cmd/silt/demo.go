@@ -92,7 +92,9 @@ func runDemo(ctx context.Context, c *cli, dirFlag string) (err error) {
 		u = "file:///tmp/silt-bucket"
 		c.printf("\nThe demo's bucket and caches were temporary and are removed now (keep them with --dir).")
 	}
-	c.printf("\nThe same with the command line:\n  silt init --dir ./a %s\n  silt push --dir ./a -v\n  silt init --dir ./b %s\n  silt pull --dir ./b --scope data/acme/nlp/en/bert -v\n", u, u)
+	u = shellQuote(u)
+	c.printf("\nThe same with the command line:\n  silt init --dir ./a %s\n  mkdir -p a/data/acme/nlp/en/bert && echo 'a model card' > a/data/acme/nlp/en/bert/README\n"+
+		"  silt push --dir ./a -v\n  silt init --dir ./b %s\n  silt pull --dir ./b --scope data/acme/nlp/en/bert -v\n", u, u)
 	return nil
 }
 

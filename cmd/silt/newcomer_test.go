@@ -276,3 +276,34 @@ func TestNewcomer_HintsPasteAndRun(t *testing.T) {
 	wantCode(t, r, 0, "lock acquire --dir")
 	paste(r.stdout, "release with: ")
 }
+
+// TestNewcomer_DemoRecipe_PushesAFile runs the demo's "the same with the
+// command line" recipe in a shell: its push sends a file, and its scoped
+// pull brings it to the second cache.
+func TestNewcomer_DemoRecipe_PushesAFile(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	out := ok(t, "demo").stdout
+	i := strings.Index(out, "The same with the command line:\n")
+	if i < 0 {
+		t.Fatalf("no recipe:\n%s", out)
+	}
+	wd := t.TempDir()
+	recipe := strings.ReplaceAll(out[i+len("The same with the command line:\n"):], "file:///tmp/silt-bucket", fileURL(filepath.Join(wd, "bucket")))
+	cmd := exec.Command(sh, "-ec", recipe)
+	cmd.Dir = wd
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(siltBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the recipe: %v\n%s\n%s", err, recipe, got)
+	}
+	if !strings.Contains(string(got), "1 uploaded") || !strings.Contains(string(got), "1 downloaded") {
+		t.Errorf("the recipe pushes or pulls nothing:\n%s", got)
+	}
+	entries, _ := os.ReadDir(filepath.Join(wd, "b", "data", "acme", "nlp", "en", "bert"))
+	if len(entries) == 0 {
+		t.Errorf("the recipe's pull brought nothing to ./b")
+	}
+}
