@@ -113,7 +113,7 @@ func (d *demo) run(ctx context.Context) error {
 			n++
 		}
 	}
-	d.c.printf("machine-a wrote %d files under data/ for models %v\n", n, demoModels)
+	d.c.printf("machine-a wrote %s under data/ for models %v\n", count(n, "file"), demoModels)
 	if err := d.step(ctx, "push everything", "a", func() (syncer.Stats, error) {
 		return d.a.Push(ctx, syncer.PushOptions{All: true})
 	}); err != nil {
@@ -158,7 +158,7 @@ func (d *demo) run(ctx context.Context) error {
 		return fmt.Errorf("index check: %w", err)
 	}
 	m := snap.Manifest()
-	d.c.printf("\nindex at seq %d: %d files in %d shards, every shard and object checked\n", m.Seq, m.Entries(), len(m.Shards))
+	d.c.printf("\nindex at seq %d: %s in %s, every shard and object checked\n", m.Seq, count(m.Entries(), "file"), count(len(m.Shards), "shard"))
 	return nil
 }
 

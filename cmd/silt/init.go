@@ -221,7 +221,7 @@ var initCmd = &command{
 // when neither --push-existing nor --adopt says what to do with them.
 func errNotEmpty(dir string, local, remote int) error {
 	return &refusedError{
-		msg: fmt.Sprintf("%s already holds %d files and the bucket %d; silt init does not guess what to do with them", dir, local, remote),
+		msg: fmt.Sprintf("%s already holds %s and the bucket %d; silt init does not guess what to do with them", dir, count(local, "file"), remote),
 		hint: "choose one: --push-existing binds and pushes them now (the first commit, or an ordinary push onto the bucket's files, " +
 			"where a file that differs is a conflict); --adopt binds and takes them as the cache's state (files equal to the bucket's are in sync, " +
 			"a file that differs is kept and wins at the next push, files only here go up with the next push, files only in the bucket are downloaded)",
@@ -380,13 +380,13 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 		if cfg.Namespace != "" {
 			c.printf(" (namespace %s)", cfg.Namespace)
 		}
-		c.printf("; the bucket holds %d files at seq %d, the directory %d.\n", m.Entries(), m.Seq, local)
+		c.printf("; the bucket holds %s at seq %d, the directory %d.\n", count(m.Entries(), "file"), m.Seq, local)
 		switch mode {
 		case "push-existing":
-			c.printf("pushed the %d file%s already there: %s; now at seq %d\n", local, plural(int64(local)), fileCounts(st, false), st.Seq)
+			c.printf("pushed the %s already there: %s; now at seq %d\n", count(local, "file"), fileCounts(st, false), st.Seq)
 		case "adopt":
-			c.printf("adopted the %d files already there: %d equal to the bucket's (in sync), %d differing (kept; they win at the next push), %d only here (sent by the next push); downloaded %d only in the bucket\n",
-				local, st.Files.Unchanged, st.Files.Conflicts, max(0, local-st.Files.Unchanged-st.Files.Conflicts), st.Files.Downloaded)
+			c.printf("adopted the %s already there: %d equal to the bucket's (in sync), %d differing (kept; they win at the next push), %d only here (sent by the next push); downloaded %d only in the bucket\n",
+				count(local, "file"), st.Files.Unchanged, st.Files.Conflicts, max(0, local-st.Files.Unchanged-st.Files.Conflicts), st.Files.Downloaded)
 		}
 		c.printf("Next: %s\n", next)
 		if len(stray) > 0 {

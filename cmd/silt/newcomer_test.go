@@ -307,3 +307,27 @@ func TestNewcomer_DemoRecipe_PushesAFile(t *testing.T) {
 		t.Errorf("the recipe's pull brought nothing to ./b")
 	}
 }
+
+// TestNewcomer_Plurals checks counts of one read in the singular.
+func TestNewcomer_Plurals(t *testing.T) {
+	_, dirs := setup(t, 2)
+	a, b := dirs[0], dirs[1]
+	write(t, a, "f", "1")
+	ok(t, "push", "--dir", a)
+	ok(t, "pull", "--dir", b)
+	write(t, a, "f", "2")
+	write(t, b, "f", "3")
+	ok(t, "push", "--dir", a)
+	r := silt(t, "push", "--dir", b)
+	s := ok(t, "status", "--dir", b).stdout
+	for _, out := range []string{r.stdout, r.stderr, s} {
+		for _, bad := range []string{"1 conflicts", "1 paths", "1 files", "1 local files"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%q in:\n%s", bad, out)
+			}
+		}
+	}
+	if !strings.Contains(r.stdout, "1 conflict;") || !strings.Contains(r.stderr, "1 conflict:") {
+		t.Errorf("push with one conflict:\n%s%s", r.stdout, r.stderr)
+	}
+}

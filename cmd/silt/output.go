@@ -141,6 +141,10 @@ func fileCounts(st syncer.Stats, dry bool) string {
 			parts = append(parts, fmt.Sprintf("%d %s", n, what))
 		}
 	}
+	conflicts := "conflicts"
+	if f.Conflicts == 1 {
+		conflicts = "conflict"
+	}
 	if dry {
 		add(f.Uploaded, "to upload")
 		add(f.Deleted, "to delete remotely")
@@ -151,7 +155,7 @@ func fileCounts(st syncer.Stats, dry bool) string {
 		add(f.Deleted, "deleted remotely")
 		add(f.Removed, "removed locally")
 	}
-	add(f.Conflicts, "conflicts")
+	add(f.Conflicts, conflicts)
 	if len(parts) == 0 {
 		parts = append(parts, "nothing to do")
 	}
@@ -186,8 +190,16 @@ func size(n int64) string {
 }
 
 // count is n and what, plural unless n is 1: "1 conflict", "2 conflicts".
-func count(n int, what string) string {
+func count[N ~int | ~int64 | ~uint64](n N, what string) string {
 	return fmt.Sprintf("%d %s%s", n, what, plural(int64(n)))
+}
+
+// countOf is count for a noun whose plural is not what+"s".
+func countOf[N ~int | ~int64 | ~uint64](n N, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func plural(n int64) string {

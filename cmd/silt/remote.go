@@ -267,16 +267,16 @@ var gcCmd = &command{
 				for _, o := range rep.Repack.Packs {
 					c.printf("repacked %s (%s)\n", o.Key, size(o.Size))
 				}
-				c.printf("gc seq %d: %s %d shards and %d data objects, %s; kept %d younger than %v", rep.Seq, verb,
-					len(rep.Shards), len(rep.Data), size(rep.Bytes), rep.Recent, *older)
+				c.printf("gc seq %d: %s %s and %s, %s; kept %d younger than %v", rep.Seq, verb,
+					count(len(rep.Shards), "shard"), count(len(rep.Data), "data object"), size(rep.Bytes), rep.Recent, *older)
 				if len(rep.Packs) > 0 {
-					c.printf("; %d packs", len(rep.Packs))
+					c.printf("; %s", count(len(rep.Packs), "pack"))
 				}
 				if len(rep.History) > 0 {
-					c.printf("; %d manifest history copies past the grace period", len(rep.History))
+					c.printf("; %s past the grace period", countOf(len(rep.History), "manifest history copy", "manifest history copies"))
 				}
 				if n := len(rep.Repack.Packs); n > 0 {
-					c.printf("; repacked %d packs into %d (seq %d)", n, rep.Repack.Written, rep.Repack.Seq)
+					c.printf("; repacked %s into %d (seq %d)", count(n, "pack"), rep.Repack.Written, rep.Repack.Seq)
 				}
 				c.printf("\n")
 				if rep.Repack.GaveUp != "" {
@@ -313,7 +313,7 @@ var verifyCmd = &command{
 				"seq": r.Seq, "shards": r.Shards, "entries": r.Entries, "capabilities": b.Capabilities()}
 			if err := c.result(out, func() {
 				mark := map[bool]string{true: "ok  ", false: "FAIL"}
-				c.printf("%s reachable, index readable (seq %d, %d shards read, %d files)\n", mark[true], r.Seq, r.Shards, r.Entries)
+				c.printf("%s reachable, index readable (seq %d, %s read, %s)\n", mark[true], r.Seq, count(r.Shards, "shard"), count(r.Entries, "file"))
 				c.printf("%s If-None-Match (create-if-absent)\n", mark[r.Probe.IfNoneMatch])
 				c.printf("%s If-Match (compare-and-swap)\n", mark[r.Probe.IfMatch])
 				if r.Race.Writers > 0 {
@@ -377,7 +377,7 @@ var conformanceCmd = &command{
 			})
 			cleanErr := scratch.Remove(ctx)
 			_ = c.result(map[string]any{"op": "conformance", "url": pos[0], "checks": results, "failed": failed}, func() {
-				c.printf("%d checks, %d failed\n", len(results), failed)
+				c.printf("%s, %d failed\n", count(len(results), "check"), failed)
 			})
 			if cleanErr != nil {
 				return fmt.Errorf("conformance %s: %w", pos[0], cleanErr)

@@ -61,7 +61,7 @@ var statusCmd = &command{
 					store.print(c)
 				}
 				if plan != nil {
-					c.printf("unpushed: %d to upload, %d to delete, %d conflicts\n", plan.Files.Uploaded, plan.Files.Deleted, plan.Files.Conflicts)
+					c.printf("unpushed: %d to upload, %d to delete, %s\n", plan.Files.Uploaded, plan.Files.Deleted, count(plan.Files.Conflicts, "conflict"))
 					c.printChanges(plan.Changes, plan.ChangesOmitted)
 					for _, cf := range plan.Conflicts {
 						if !settled[cf.Path] { // a recorded conflict is listed below
@@ -79,16 +79,16 @@ var statusCmd = &command{
 					}
 				}
 				if len(st.Backups) > 0 {
-					c.printf("backups: %d local copies silt replaced and kept (put one back with silt resolve --restore PATH)\n", len(st.Backups))
+					c.printf("backups: %s silt replaced and kept (put one back with silt resolve --restore PATH)\n", countOf(len(st.Backups), "local copy", "local copies"))
 					for _, b := range st.Backups {
 						c.printf("  %s: %s (%s)\n", b.Path, filepath.Join(bd.dir, filepath.FromSlash(b.Copy)), b.Reason)
 					}
 				}
 				if st.Lazy > 0 {
-					c.printf("lazy: %d files recorded without their bytes (fetch with silt hydrate PATH)\n", st.Lazy)
+					c.printf("lazy: %s recorded without their bytes (fetch with silt hydrate PATH)\n", count(st.Lazy, "file"))
 				}
 				if st.Excluded > 0 {
-					c.printf("excluded: %d paths (by .siltignore and --exclude; a directory counts once)\n", st.Excluded)
+					c.printf("excluded: %s (by .siltignore and --exclude; a directory counts once)\n", count(st.Excluded, "path"))
 				}
 				if st.Skipped > 0 {
 					c.printf("skipped: %d (not regular files; silt syncs regular files only)\n", st.Skipped)
@@ -99,7 +99,7 @@ var statusCmd = &command{
 						c.printf("  ... and %d more\n", n)
 					}
 				}
-				c.printf("marked dirty: %d paths", len(st.Dirty))
+				c.printf("marked dirty: %s", count(len(st.Dirty), "path"))
 				if st.Overflow {
 					c.printf(" (overflowed: the next push walks everything)")
 				}
