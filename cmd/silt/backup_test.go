@@ -11,7 +11,7 @@ func TestResolve_TakeRemote_KeepsBackupThatRestoreReturns(t *testing.T) {
 	_, _, b := conflictOn(t)
 	ok(t, "resolve", "--dir", b, "--take-remote", "data/x")
 	s := ok(t, "status", "--dir", b, "--offline").stdout
-	if !strings.Contains(s, "backups: 1 local copies silt replaced and kept") || !strings.Contains(s, "  data/x: "+filepath.Join(b, ".silt", "kept")) {
+	if !strings.Contains(s, "backups: 1 local copy silt replaced and kept") || !strings.Contains(s, "  data/x: "+filepath.Join(b, ".silt", "kept")) {
 		t.Fatalf("status does not list the backup:\n%s", s)
 	}
 	r := ok(t, "resolve", "--dir", b, "--restore", "data/x")
@@ -21,7 +21,7 @@ func TestResolve_TakeRemote_KeepsBackupThatRestoreReturns(t *testing.T) {
 	if got := read(t, b, "data/x"); got != "from b" {
 		t.Errorf("data/x = %q after --restore, want b's copy back", got)
 	}
-	if s := ok(t, "status", "--dir", b, "--offline").stdout; !strings.Contains(s, "marked dirty: 1 paths") {
+	if s := ok(t, "status", "--dir", b, "--offline").stdout; !strings.Contains(s, "marked dirty: 1 path\n") {
 		t.Errorf("the restored path is not marked for the next push:\n%s", s)
 	}
 	wantCode(t, silt(t, "resolve", "--dir", b, "--restore", "data/none"), 1, "restore without a backup")

@@ -21,6 +21,8 @@ type onBucket struct {
 	root backend.Backend // the namespace root
 	// cache is the data root of the cache whose binding gave the URL, or "".
 	cache string
+	// dirOpt is that cache's --dir for hints (see dirOpt).
+	dirOpt string
 }
 
 func (o *onBucket) Close() { o.b.Close() }
@@ -42,6 +44,10 @@ func (c *cli) openBucket(ctx context.Context, ns, dir *string, pos []string, min
 	if err != nil {
 		return nil, err
 	}
+	opt := ""
+	if fromCache != "" {
+		opt = c.dirOpt(c.findDir(*dir))
+	}
 	u := pos[0]
 	if readOnly {
 		u = noCreate(u)
@@ -54,20 +60,24 @@ func (c *cli) openBucket(ctx context.Context, ns, dir *string, pos []string, min
 	if err != nil {
 		return nil, err
 	}
-	return &onBucket{url: redactURL(pos[0]), args: pos[1:], b: b, root: root, cache: fromCache}, nil
+	return &onBucket{url: redactURL(pos[0]), args: pos[1:], b: b, root: root, cache: fromCache, dirOpt: opt}, nil
 }
 
 // path turns a path argument into the bucket path it names: inside the
 // cache whose binding gave the URL, relative to the working directory, as
 // pull and push take it; "." is the whole namespace.
-func (o *onBucket) path(c *cli, p string) string {
+func (o *onBucket) path(c *cli, p string) (string, error) {
 	if o.cache != "" {
-		p = c.cachePaths(o.cache, []string{p})[0]
+		ps, err := c.cachePaths(o.cache, []string{p})
+		if err != nil {
+			return "", err
+		}
+		p = ps[0]
 	}
 	if p = path.Clean(p); p == "." || p == "/" {
-		return ""
+		return "", nil
 	}
-	return p
+	return p, nil
 }
 
 // noCreate adds create=false to a file:// URL that does not say: reading a

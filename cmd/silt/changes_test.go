@@ -54,8 +54,10 @@ func TestPush_VerboseSymlink_SkippedWithReason(t *testing.T) {
 	if !strings.Contains(r.stderr, "skip     data/link: a symlink") {
 		t.Errorf("push -v does not report the skipped symlink:\n%s", r.stderr)
 	}
-	r = ok(t, "push", "--dir", a, "-v", "--path", "data/nothing")
-	if !strings.Contains(r.stderr, "skip     data/nothing: matches no file") {
+	// Matching nothing at all is an error naming the path (issue 37).
+	r = silt(t, "push", "--dir", a, "-v", "--path", "data/nothing")
+	wantCode(t, r, exitError, "push -v --path data/nothing")
+	if !strings.Contains(r.stderr, "no file under data/nothing, locally or in the bucket") {
 		t.Errorf("push --path matching nothing says nothing:\n%s", r.stderr)
 	}
 }
@@ -105,7 +107,9 @@ func TestPull_VerboseScopeMatchingNothing_SkippedWithReason(t *testing.T) {
 	_, dirs := setup(t, 2)
 	write(t, dirs[0], "data/x", "x")
 	ok(t, "push", "--dir", dirs[0])
-	r := ok(t, "pull", "--dir", dirs[1], "-v", "--scope", "data/nope")
+	// Matching nothing is an error (issue 37), after the skip line.
+	r := silt(t, "pull", "--dir", dirs[1], "-v", "--scope", "data/nope")
+	wantCode(t, r, exitError, "pull -v --scope data/nope")
 	if !strings.Contains(r.stderr, "skip     data/nope: --scope matches no committed file\n") {
 		t.Errorf("pull --scope matching nothing says nothing:\n%s", r.stderr)
 	}

@@ -92,7 +92,9 @@ func runDemo(ctx context.Context, c *cli, dirFlag string) (err error) {
 		u = "file:///tmp/silt-bucket"
 		c.printf("\nThe demo's bucket and caches were temporary and are removed now (keep them with --dir).")
 	}
-	c.printf("\nThe same with the command line:\n  silt init --dir ./a %s\n  silt push --dir ./a -v\n  silt init --dir ./b %s\n  silt pull --dir ./b --scope data/acme/nlp/en/bert -v\n", u, u)
+	u = shellQuote(u)
+	c.printf("\nThe same with the command line:\n  silt init --dir ./a %s\n  mkdir -p a/data/acme/nlp/en/bert && echo 'a model card' > a/data/acme/nlp/en/bert/README\n"+
+		"  silt push --dir ./a -v\n  silt init --dir ./b %s\n  silt pull --dir ./b --scope data/acme/nlp/en/bert -v\n", u, u)
 	return nil
 }
 
@@ -111,7 +113,7 @@ func (d *demo) run(ctx context.Context) error {
 			n++
 		}
 	}
-	d.c.printf("machine-a wrote %d files under data/ for models %v\n", n, demoModels)
+	d.c.printf("machine-a wrote %s under data/ for models %v\n", count(n, "file"), demoModels)
 	if err := d.step(ctx, "push everything", "a", func() (syncer.Stats, error) {
 		return d.a.Push(ctx, syncer.PushOptions{All: true})
 	}); err != nil {
@@ -156,7 +158,7 @@ func (d *demo) run(ctx context.Context) error {
 		return fmt.Errorf("index check: %w", err)
 	}
 	m := snap.Manifest()
-	d.c.printf("\nindex at seq %d: %d files in %d shards, every shard and object checked\n", m.Seq, m.Entries(), len(m.Shards))
+	d.c.printf("\nindex at seq %d: %s in %s, every shard and object checked\n", m.Seq, count(m.Entries(), "file"), count(len(m.Shards), "shard"))
 	return nil
 }
 

@@ -61,6 +61,7 @@ func classify(err error) (code int, hint string) {
 	var re *refusedError
 	var he *hinted
 	var fe *index.FormatError
+	var ne *noMatchError
 	switch {
 	case errors.As(err, &ue):
 		return exitUsage, "see: silt --help"
@@ -74,6 +75,8 @@ func classify(err error) (code int, hint string) {
 		return exitRefused, "the lock was taken over while this push ran; acquire it again and retry"
 	case errors.As(err, &he):
 		return exitError, he.hint
+	case errors.As(err, &ne):
+		return exitError, ne.hint()
 	case errors.Is(err, context.Canceled):
 		return exitError, "interrupted; running the same command again is safe"
 	case errors.Is(err, syncer.ErrNoConditionalWrite), errors.Is(err, backend.ErrNotSupported):

@@ -21,6 +21,7 @@ const (
 // working directory (see cachePaths).
 func (c *cli) findDir(dir string) string {
 	if dir != "" {
+		c.dirGiven = true
 		return dir
 	}
 	if d := os.Getenv(envDir); d != "" {
@@ -43,24 +44,66 @@ func (c *cli) findDir(dir string) string {
 
 // cachePaths turns paths given on the command line into cache paths: when
 // the cache was found above the working directory, a relative path is
-// relative to the working directory, as in git. root is the data root
-// (Syncer.Root).
-func (c *cli) cachePaths(root string, ps []string) []string {
-	if c.cwd == "" || len(ps) == 0 {
-		return ps
-	}
-	rel, err := filepath.Rel(root, c.cwd)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return ps
+// relative to the working directory, as in git; an absolute path inside
+// the cache is taken from anywhere. root is the data root (Syncer.Root).
+// A path outside the cache is a usage error, wherever it is given from.
+func (c *cli) cachePaths(root string, ps []string) ([]string, error) {
+	base := "" // the working directory inside the data root, if below it
+	if c.cwd != "" {
+		if rel, err := filepath.Rel(root, c.cwd); err == nil && rel != "." && !escapes(filepath.ToSlash(rel)) {
+			base = filepath.ToSlash(rel)
+		}
 	}
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = path.Join(filepath.ToSlash(rel), p)
-		if p == "." || p == "" {
-			out[i] = filepath.ToSlash(rel)
+		q := p
+		switch {
+		case filepath.IsAbs(p):
+			rel, ok := within(root, p)
+			if !ok {
+				return nil, usagef("%s is outside the cache %s", p, root)
+			}
+			q = rel
+		case base != "" && (p == "." || p == ""):
+			q = base
+		case base != "":
+			q = path.Join(base, filepath.ToSlash(p))
 		}
+		if escapes(path.Clean(filepath.ToSlash(q))) {
+			return nil, usagef("%s is outside the cache %s", p, root)
+		}
+		out[i] = q
 	}
-	return out
+	return out, nil
+}
+
+// escapes tells whether a cleaned slash path climbs out of its root.
+func escapes(p string) bool { return p == ".." || strings.HasPrefix(p, "../") }
+
+// within returns the slash path of the absolute path p inside the
+// directory root ("." for root itself), if it is inside; symbolic links
+// in either are resolved when the plain comparison says no.
+func within(root, p string) (string, bool) {
+	rel := func(root, p string) (string, bool) {
+		absRoot, err := filepath.Abs(root)
+		if err != nil {
+			return "", false
+		}
+		r, err := filepath.Rel(absRoot, filepath.Clean(p))
+		if err != nil || escapes(filepath.ToSlash(r)) {
+			return "", false
+		}
+		return filepath.ToSlash(r), true
+	}
+	if r, ok := rel(root, p); ok {
+		return r, true
+	}
+	realRoot, err1 := filepath.EvalSymlinks(root)
+	realP, err2 := filepath.EvalSymlinks(filepath.Dir(p))
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	return rel(realRoot, filepath.Join(realP, filepath.Base(p)))
 }
 
 // isURL tells a bucket URL from a path argument.

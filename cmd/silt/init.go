@@ -42,7 +42,7 @@ func readBinding(dir string) (binding, error) {
 	data, err := os.ReadFile(configPath(dir))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return binding{}, withHint(fmt.Errorf("%s is not a silt cache (no %s)", dir, configPath(dir)),
-			fmt.Sprintf("run inside a cache (or pass --dir, or set %s), or bind this directory first: silt init --dir %s URL", envDir, dir))
+			fmt.Sprintf("run inside a cache (or pass --dir, or set %s), or bind this directory first: silt init --dir %s URL", envDir, shellQuote(dirOrDot(dir))))
 	}
 	if err != nil {
 		return binding{}, err
@@ -221,7 +221,7 @@ var initCmd = &command{
 // when neither --push-existing nor --adopt says what to do with them.
 func errNotEmpty(dir string, local, remote int) error {
 	return &refusedError{
-		msg: fmt.Sprintf("%s already holds %d files and the bucket %d; silt init does not guess what to do with them", dir, local, remote),
+		msg: fmt.Sprintf("%s already holds %s and the bucket %d; silt init does not guess what to do with them", dir, count(local, "file"), remote),
 		hint: "choose one: --push-existing binds and pushes them now (the first commit, or an ordinary push onto the bucket's files, " +
 			"where a file that differs is a conflict); --adopt binds and takes them as the cache's state (files equal to the bucket's are in sync, " +
 			"a file that differs is kept and wins at the next push, files only here go up with the next push, files only in the bucket are downloaded)",
@@ -256,6 +256,7 @@ type initFlags struct {
 
 func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 	dir, ns, force, pushExisting, adopt := &f.dir, &f.ns, &f.force, &f.pushExisting, &f.adopt
+	given := f.dir != "" // hints repeat --dir when it was given
 	if *pushExisting && *adopt {
 		return usagef("--push-existing and --adopt exclude each other")
 	}
@@ -354,16 +355,16 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 	var next string
 	switch mode {
 	case "bind":
-		next = nextStep(*dir, local, m.Entries())
+		next = nextStep(*dir, dirOpt(given, *dir), local, m.Entries())
 	case "push-existing":
 		if st, err = initPush(ctx, c, *dir); err != nil {
 			c.partial(st)
 			return err
 		}
 		out["push"] = st
-		next = fmt.Sprintf("silt status --dir %s", *dir)
+		next = "silt status" + dirOpt(given, *dir)
 		if m.Entries() > 0 {
-			next = fmt.Sprintf("silt pull --dir %s (fetches the bucket's files this directory lacks)", *dir)
+			next = "silt pull" + dirOpt(given, *dir) + " (fetches the bucket's files this directory lacks)"
 		}
 	case "adopt":
 		if st, err = initAdopt(ctx, c, *dir); err != nil {
@@ -371,7 +372,7 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 			return err
 		}
 		out["adopt"] = st
-		next = fmt.Sprintf("silt push --dir %s (sends the files only here and the kept differing ones)", *dir)
+		next = "silt push" + dirOpt(given, *dir) + " (sends the files only here and the kept differing ones)"
 	}
 	out["next"] = next
 	return c.result(out, func() {
@@ -379,14 +380,13 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 		if cfg.Namespace != "" {
 			c.printf(" (namespace %s)", cfg.Namespace)
 		}
-		c.printf("; the bucket holds %d files at seq %d, the directory %d.\n", m.Entries(), m.Seq, local)
+		c.printf("; the bucket holds %s at seq %d, the directory %d.\n", count(m.Entries(), "file"), m.Seq, local)
 		switch mode {
 		case "push-existing":
-			c.printf("pushed the %d files already there: %d uploaded, %d equal to the bucket's, %d conflicts; now at seq %d\n",
-				local, st.Files.Uploaded, st.Files.Unchanged, st.Files.Conflicts, st.Seq)
+			c.printf("pushed the %s already there: %s; now at seq %d\n", count(local, "file"), fileCounts(st, false), st.Seq)
 		case "adopt":
-			c.printf("adopted the %d files already there: %d equal to the bucket's (in sync), %d differing (kept; they win at the next push), %d only here (sent by the next push); downloaded %d only in the bucket\n",
-				local, st.Files.Unchanged, st.Files.Conflicts, max(0, local-st.Files.Unchanged-st.Files.Conflicts), st.Files.Downloaded)
+			c.printf("adopted the %s already there: %d equal to the bucket's (in sync), %d differing (kept; they win at the next push), %d only here (sent by the next push); downloaded %d only in the bucket\n",
+				count(local, "file"), st.Files.Unchanged, st.Files.Conflicts, max(0, local-st.Files.Unchanged-st.Files.Conflicts), st.Files.Downloaded)
 		}
 		c.printf("Next: %s\n", next)
 		if len(stray) > 0 {
@@ -409,7 +409,7 @@ func initPush(ctx context.Context, c *cli, dir string) (syncer.Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	if err := conflicted(st); err != nil {
+	if err := c.conflicted(st, dir); err != nil {
 		c.printStats(st)
 		re := err.(*refusedError)
 		re.msg = fmt.Sprintf("bound %s and pushed the files already there, but %s", dir, re.msg)
@@ -439,15 +439,16 @@ func initAdopt(ctx context.Context, c *cli, dir string) (syncer.Stats, error) {
 	return st, nil
 }
 
-// nextStep is init's advice for a directory with nothing to sync yet.
-func nextStep(dir string, local, remote int) string {
+// nextStep is init's advice for a directory with nothing to sync yet; d
+// is the --dir the commands need (dirOpt).
+func nextStep(dir, d string, local, remote int) string {
 	switch {
 	case local == 0 && remote == 0:
-		return fmt.Sprintf("put files in %s, then silt push --dir %s", dir, dir)
+		return fmt.Sprintf("put files in %s, then silt push%s", dir, d)
 	case local == 0:
-		return "silt pull --dir " + dir
+		return "silt pull" + d
 	}
-	return fmt.Sprintf("silt status --dir %s, then silt push --dir %s", dir, dir)
+	return fmt.Sprintf("silt status%s, then silt push%s", d, d)
 }
 
 // countFiles counts the regular files under root, outside silt's own

@@ -46,7 +46,7 @@ func TestInit_PushExisting_FirstCommitThenAnOrdinaryPush(t *testing.T) {
 	write(t, a, "same", "same")
 	write(t, a, "diff", "remote")
 	r := ok(t, "init", "--push-existing", "--dir", a, bucket)
-	if !strings.Contains(r.stdout, "pushed the 2 files already there: 2 uploaded, 0 equal to the bucket's, 0 conflicts; now at seq 1\nNext: silt status --dir "+a) {
+	if !strings.Contains(r.stdout, "pushed the 2 files already there: 2 uploaded; now at seq 1\nNext: silt status --dir "+a) {
 		t.Errorf("init --push-existing on an empty bucket:\n%s", r.stdout)
 	}
 	if r := ok(t, "ls", bucket); !strings.Contains(r.stdout, "same") || !strings.Contains(r.stdout, "diff") {
@@ -58,8 +58,8 @@ func TestInit_PushExisting_FirstCommitThenAnOrdinaryPush(t *testing.T) {
 	write(t, b, "new", "new")
 	r = silt(t, "init", "--push-existing", "--dir", b, bucket)
 	wantCode(t, r, exitRefused, "init --push-existing onto commits with a differing file")
-	if !strings.Contains(r.stderr, "silt init: bound "+b+" and pushed the files already there, but 1 conflicts: kept the local copies (listed above)") ||
-		!strings.Contains(r.stderr, "hint: see them with silt status; settle each with silt resolve") {
+	if !strings.Contains(r.stderr, "silt init: bound "+b+" and pushed the files already there, but 1 conflict: kept the local copies (listed above)") ||
+		!strings.Contains(r.stderr, "hint: see them with silt status --dir "+b+"; settle each with silt resolve --dir "+b) {
 		t.Errorf("stderr:\n%s", r.stderr)
 	}
 	if !strings.Contains(r.stdout, "conflict: diff:") || !strings.Contains(r.stdout, "1 uploaded") {

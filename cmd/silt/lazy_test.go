@@ -49,14 +49,16 @@ func TestPush_Lock_HonoursAHeldLockAndCommitsUnderIt(t *testing.T) {
 	u, dirs := setup(t, 1)
 	a := dirs[0]
 	write(t, a, "x", "x")
-	held := object(t, ok(t, "lock", "acquire", "--dir", a, "--json", "deploy"))
+	// Held by another (acquired by URL, not by this cache: a push under the
+	// cache's own lease is TestNewcomer_PushLockUnderOwnLease).
+	held := object(t, ok(t, "lock", "acquire", "--url", u, "--json", "deploy"))
 	r := silt(t, "push", "--dir", a, "--lock", "deploy")
 	wantCode(t, r, 3, "push --lock while another holds it")
 	if ls := object(t, ok(t, "ls", "--json", u)); num(ls, "count") != 0 {
 		t.Fatalf("a push refused by the lock committed %v files", ls["count"])
 	}
 	ok(t, "push", "--dir", a) // without --lock, the lock is ignored, as documented
-	ok(t, "lock", "release", "--dir", a, "--nonce", held["nonce"].(string), "deploy")
+	ok(t, "lock", "release", "--url", u, "--nonce", held["nonce"].(string), "deploy")
 	write(t, a, "y", "y")
 	ok(t, "push", "--dir", a, "--lock", "deploy")
 	if in := object(t, ok(t, "lock", "inspect", "--dir", a, "--json", "deploy")); in["held"] != false {

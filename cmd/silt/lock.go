@@ -27,7 +27,7 @@ var lockCmd = &command{
 		"silt lock release --dir ./cache --nonce 3f9c... deploy\n" +
 		"silt lock inspect --url s3://my-bucket deploy\n" +
 		"silt lock force-release --url s3://my-bucket deploy    # break a dead holder's lock\n" +
-		"silt push --lock deploy    # a push honours the lock only when told to",
+		"silt push --lock deploy    # a push honours the lock only when told to; on the cache that acquired it, under that lease",
 	minArgs: 2, maxArgs: 2,
 	setup: setupLock,
 	complete: func(args []string, _ string) ([]string, cobra.ShellCompDirective) {
@@ -50,7 +50,7 @@ func setupLock(c *cli, fs *flag.FlagSet) runFunc {
 	ns := fs.String("namespace", "", "with --url: the namespace whose lock to use")
 	ttl := fs.Duration("ttl", 15*time.Minute, "acquire: how long the lock outlives this command (it cannot heartbeat after exiting); release it when done")
 	wait := fs.Duration("wait", 0, "acquire: how long to wait for a holder (0: try once)")
-	nonce := fs.String("nonce", "", "release: the nonce acquire printed; force-release: free only this holder")
+	nonce := fs.String("nonce", "", "release: the nonce acquire printed (default: the lease silt lock acquire took on this cache); force-release: free only this holder")
 	holder := fs.String("holder", "", "acquire: the holder name shown to others (default user@host)")
 	f := lockFlags{dir, url, ns, nonce, holder, ttl, wait}
 	return func(ctx context.Context, pos []string) error { return runLock(ctx, c, f, pos) }
@@ -65,17 +65,30 @@ func runLock(ctx context.Context, c *cli, f lockFlags, pos []string) error {
 	switch action {
 	case "acquire", "inspect", "force-release":
 	case "release":
-		if *nonce == "" {
-			return usagef("release needs --nonce (printed by acquire): this process does not hold the lease")
+		if *nonce == "" && !hasHeld(*dir, *url, key) {
+			return usagef("release needs --nonce (printed by acquire): this process does not hold the lease, and the cache recorded none")
 		}
 	default:
 		return usagef("unknown lock action %q: want acquire, release, inspect or force-release", action)
 	}
-	b, root, err := lockRoot(ctx, *dir, *url, *ns)
+	b, root, cache, cfg, err := lockRoot(ctx, *dir, *url, *ns)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	where := " --url " + shellQuote(redactURL(*url)) // the lock's bucket, for hints
+	if *ns != "" {
+		where += " --namespace " + shellQuote(*ns)
+	}
+	switch {
+	case cache != "":
+		where = dirOpt(*dir != "", cache)
+	case *url == "":
+		where = "" // $SILT_REMOTE names it
+	}
+	if h, ok := readHeld(cache, cfg, key); action == "release" && *nonce == "" && cache != "" && ok {
+		*nonce = h.Nonce // the lease this cache's silt lock acquire took
+	}
 	maxWait := *wait
 	if maxWait <= 0 {
 		maxWait = -1 // lock: try once
@@ -89,14 +102,20 @@ func runLock(ctx context.Context, c *cli, f lockFlags, pos []string) error {
 	case "acquire":
 		lease, err := l.Acquire(ctx)
 		if err != nil {
-			return err
+			return lockHeldError("lock acquire "+key, "--wait", err)
+		}
+		if cache != "" {
+			// silt push --lock KEY from this cache commits under it.
+			if err := keepHeld(cache, cfg, key, lease); err != nil {
+				return fmt.Errorf("lock acquire %s: record the lease in %s: %w", key, cache, err)
+			}
 		}
 		// No Release: the lock must outlive this process. Its heartbeat
 		// ends when the process does, and the lock lapses after --ttl.
 		out["nonce"], out["token"], out["ttl_ms"] = lease.Nonce(), lease.Token(), ttl.Milliseconds()
 		return c.result(out, func() {
-			c.printf("acquired %s for %v\nnonce %s\ntoken %d\nrelease with: silt lock release --nonce %s %s\n",
-				key, *ttl, lease.Nonce(), lease.Token(), lease.Nonce(), key)
+			c.printf("acquired %s for %v\nnonce %s\ntoken %d\nrelease with: silt lock release%s --nonce %s %s\n",
+				key, *ttl, lease.Nonce(), lease.Token(), where, lease.Nonce(), shellQuote(key))
 		})
 	case "inspect":
 		info, err := l.Inspect(ctx)
@@ -121,7 +140,10 @@ func runLock(ctx context.Context, c *cli, f lockFlags, pos []string) error {
 		}
 		if !ok {
 			return &refusedError{msg: fmt.Sprintf("lock %s is not held under nonce %s", key, *nonce),
-				hint: "it was released already, lapsed and was taken over, or the nonce is wrong: silt lock inspect " + key}
+				hint: "it was released already, lapsed and was taken over, or the nonce is wrong: silt lock inspect" + where + " " + shellQuote(key)}
+		}
+		if h, ok := readHeld(cache, cfg, key); ok && h.Nonce == *nonce {
+			dropHeld(cache, key)
 		}
 		out["released"] = true
 		return c.result(out, func() { c.printf("released %s\n", key) })
@@ -143,7 +165,10 @@ func runLock(ctx context.Context, c *cli, f lockFlags, pos []string) error {
 		}
 		if !ok {
 			return &refusedError{msg: fmt.Sprintf("lock %s changed hands while being released; nothing was done", key),
-				hint: "inspect it again: silt lock inspect " + key}
+				hint: "inspect it again: silt lock inspect" + where + " " + shellQuote(key)}
+		}
+		if h, ok := readHeld(cache, cfg, key); ok && h.Nonce == info.Nonce {
+			dropHeld(cache, key)
 		}
 		out["released"], out["holder"] = true, infoJSON(*info)
 		return c.result(out, func() { c.printf("force-released %s from %v\n", key, *info) })
@@ -156,21 +181,36 @@ func infoJSON(i lock.Info) map[string]any {
 }
 
 // lockRoot opens the bucket of --url, or of the cache --dir is bound to,
-// at its namespace root.
-func lockRoot(ctx context.Context, dir, url, ns string) (backend.Backend, backend.Backend, error) {
+// at its namespace root; then it returns that cache and its binding too.
+func lockRoot(ctx context.Context, dir, url, ns string) (b, root backend.Backend, cache string, cfg binding, err error) {
 	if url == "" && dir == "" {
 		url = os.Getenv(envRemote)
 	}
 	if url == "" {
-		dir = (&cli{}).findDir(dir)
-		cfg, err := readBinding(dir)
-		if err != nil {
-			return nil, nil, err
+		cache = (&cli{}).findDir(dir)
+		if cfg, err = readBinding(cache); err != nil {
+			return nil, nil, "", binding{}, err
 		}
 		if ns != "" && ns != cfg.Namespace {
-			return nil, nil, usagef("--namespace goes with --url; %s is bound to namespace %q", dir, cfg.Namespace)
+			return nil, nil, "", binding{}, usagef("--namespace goes with --url; %s is bound to namespace %q", cache, cfg.Namespace)
 		}
 		url, ns = cfg.URL, cfg.Namespace
 	}
-	return openRoot(ctx, url, ns)
+	b, root, err = openRoot(ctx, url, ns)
+	return b, root, cache, cfg, err
+}
+
+// hasHeld tells whether the cache a lock command without --url works on
+// recorded a lease on key (see lockheld.go).
+func hasHeld(dir, url, key string) bool {
+	if url != "" || (dir == "" && os.Getenv(envRemote) != "") {
+		return false
+	}
+	cache := (&cli{}).findDir(dir)
+	cfg, err := readBinding(cache)
+	if err != nil {
+		return false
+	}
+	_, ok := readHeld(cache, cfg, key)
+	return ok
 }

@@ -34,7 +34,8 @@ type cli struct {
 	jsonChanges int  // --json-changes
 	listChanges bool // the command lists changes itself: no line per change on stderr
 
-	cwd string // the working directory, when the cache was found above it
+	cwd      string // the working directory, when the cache was found above it
+	dirGiven bool   // --dir was given: hints repeat it
 
 	// out is the --json result, printed once when the command ends: alone
 	// on success, with the error merged in on failure (exactly one object).
@@ -124,12 +125,26 @@ func statsLine(st syncer.Stats) string { return statsLineDry(st, false) }
 
 // statsLineDry is statsLine; a dry run's counts say what would happen.
 func statsLineDry(st syncer.Stats, dry bool) string {
+	r := st.Requests
+	reqs := r.Get + r.Put + r.List + r.Delete + r.Stat
+	return fmt.Sprintf("%-8s seq %d: %s; %s down, %s up; %d request%s (%d get, %d put, %d list, %d delete, %d stat); %d local file%s examined; %.1f ms",
+		st.Op, st.Seq, fileCounts(st, dry), size(st.Bytes.Down), size(st.Bytes.Up),
+		reqs, plural(reqs), r.Get, r.Put, r.List, r.Delete, r.Stat, st.Local.Examined, plural(int64(st.Local.Examined)), st.Ms)
+}
+
+// fileCounts is the file counts of an operation's summary line: every
+// file counted once ("7 uploaded, 2 deduplicated, 1 unchanged").
+func fileCounts(st syncer.Stats, dry bool) string {
 	f := st.Files
 	var parts []string
 	add := func(n int, what string) {
 		if n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, what))
 		}
+	}
+	conflicts := "conflicts"
+	if f.Conflicts == 1 {
+		conflicts = "conflict"
 	}
 	if dry {
 		add(f.Uploaded, "to upload")
@@ -141,7 +156,7 @@ func statsLineDry(st syncer.Stats, dry bool) string {
 		add(f.Deleted, "deleted remotely")
 		add(f.Removed, "removed locally")
 	}
-	add(f.Conflicts, "conflicts")
+	add(f.Conflicts, conflicts)
 	if len(parts) == 0 {
 		parts = append(parts, "nothing to do")
 	}
@@ -150,11 +165,7 @@ func statsLineDry(st syncer.Stats, dry bool) string {
 	if f.Skipped > 0 {
 		parts = append(parts, fmt.Sprintf("%d skipped: %s", f.Skipped, skipKinds(st)))
 	}
-	r := st.Requests
-	reqs := r.Get + r.Put + r.List + r.Delete + r.Stat
-	return fmt.Sprintf("%-8s seq %d: %s; %s down, %s up; %d request%s (%d get, %d put, %d list, %d delete, %d stat); %d local files examined; %.1f ms",
-		st.Op, st.Seq, strings.Join(parts, ", "), size(st.Bytes.Down), size(st.Bytes.Up),
-		reqs, plural(reqs), r.Get, r.Put, r.List, r.Delete, r.Stat, st.Local.Examined, st.Ms)
+	return strings.Join(parts, ", ")
 }
 
 // printStats prints an operation's summary line and its conflicts.
@@ -177,6 +188,19 @@ func size(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// count is n and what, plural unless n is 1: "1 conflict", "2 conflicts".
+func count[N ~int | ~int64 | ~uint64](n N, what string) string {
+	return fmt.Sprintf("%d %s%s", n, what, plural(int64(n)))
+}
+
+// countOf is count for a noun whose plural is not what+"s".
+func countOf[N ~int | ~int64 | ~uint64](n N, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func plural(n int64) string {

@@ -89,7 +89,7 @@ func (m *meter) update(p syncer.Progress) {
 // frame is the text of one status line.
 func (m *meter) frame(p syncer.Progress, now time.Time) string {
 	if p.Phase == "check" {
-		return fmt.Sprintf("%-4s  checking: %d files compared", p.Op, p.Checked)
+		return fmt.Sprintf("%-4s  checking: %s compared", p.Op, count(p.Checked, "file"))
 	}
 	s := fmt.Sprintf("%-4s  %*d/%d files  %s / %s", p.Op, len(fmt.Sprint(p.Total)), p.Done, p.Total, size(p.DoneBytes), size(p.TotalBytes))
 	elapsed := now.Sub(m.started).Seconds()

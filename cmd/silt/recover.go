@@ -37,7 +37,7 @@ var recoverCmd = &command{
 				if rep.Manifest == "ok" {
 					c.printf(" at seq %d", rep.Current)
 				}
-				c.printf("; %d history copies (newest seq %d)\n", rep.History, rep.Newest)
+				c.printf("; %s (newest seq %d)\n", countOf(rep.History, "history copy", "history copies"), rep.Newest)
 				for _, s := range rep.Skipped {
 					c.printf("skipped snapshot %d: %s\n", s.Seq, s.Reason)
 				}
@@ -45,11 +45,11 @@ var recoverCmd = &command{
 				case rep.NoOp && rep.History == 0 && rep.Manifest != "ok":
 					c.printf("nothing to recover: no manifest and no history (a fresh bucket)\n")
 				case rep.NoOp:
-					c.printf("nothing to recover: snapshot %d (%d files) is current\n", rep.From, rep.Entries)
+					c.printf("nothing to recover: snapshot %d (%s) is current\n", rep.From, count(rep.Entries, "file"))
 				case rep.DryRun:
-					c.printf("would re-commit snapshot %d (%d files, %d shards) as a new commit above seq %d\n", rep.From, rep.Entries, rep.Shards, max(rep.Current, rep.Newest))
+					c.printf("would re-commit snapshot %d (%s, %s) as a new commit above seq %d\n", rep.From, count(rep.Entries, "file"), count(rep.Shards, "shard"), max(rep.Current, rep.Newest))
 				default:
-					c.printf("re-committed snapshot %d (%d files, %d shards) as seq %d\n", rep.From, rep.Entries, rep.Shards, rep.Seq)
+					c.printf("re-committed snapshot %d (%s, %s) as seq %d\n", rep.From, count(rep.Entries, "file"), count(rep.Shards, "shard"), rep.Seq)
 				}
 			})
 		}

@@ -60,7 +60,9 @@ var lsCmd = &command{
 			defer ob.Close()
 			prefix := ""
 			if len(ob.args) == 1 {
-				prefix = ob.path(c, ob.args[0])
+				if prefix, err = ob.path(c, ob.args[0]); err != nil {
+					return err
+				}
 			}
 			snap, err := index.OpenSnapshot(ctx, ob.root)
 			if err != nil {
@@ -77,6 +79,10 @@ var lsCmd = &command{
 				return fmt.Errorf("ls %s %s: %w", ob.url, prefix, err)
 			}
 			seq := snap.Manifest().Seq
+			if len(entries) == 0 && prefix != "" {
+				c.partial(map[string]any{"op": "ls", "seq": seq, "count": 0, "bytes": 0, "entries": entries})
+				return &noMatchError{[]string{prefix}, "in the bucket " + ob.url, ob.lsArgs()}
+			}
 			return c.result(map[string]any{"op": "ls", "seq": seq, "count": len(entries), "bytes": total, "entries": entries}, func() {
 				for _, e := range entries {
 					if *long {
@@ -104,7 +110,11 @@ var catCmd = &command{
 				return err
 			}
 			defer ob.Close()
-			url, p, root := ob.url, ob.path(c, ob.args[0]), ob.root
+			url, root := ob.url, ob.root
+			p, err := ob.path(c, ob.args[0])
+			if err != nil {
+				return err
+			}
 			snap, err := index.OpenSnapshot(ctx, root)
 			if err != nil {
 				return fmt.Errorf("cat %s: %w", url, err)
@@ -115,7 +125,7 @@ var catCmd = &command{
 			}
 			if !ok {
 				return withHint(fmt.Errorf("cat %s: no committed file %q at seq %d", url, p, snap.Manifest().Seq),
-					"list what the index holds with: silt ls "+url)
+					"list what the index holds with: silt ls"+ob.lsArgs())
 			}
 			data, err := readVerified(ctx, root, p, e)
 			if err != nil {
@@ -257,16 +267,16 @@ var gcCmd = &command{
 				for _, o := range rep.Repack.Packs {
 					c.printf("repacked %s (%s)\n", o.Key, size(o.Size))
 				}
-				c.printf("gc seq %d: %s %d shards and %d data objects, %s; kept %d younger than %v", rep.Seq, verb,
-					len(rep.Shards), len(rep.Data), size(rep.Bytes), rep.Recent, *older)
+				c.printf("gc seq %d: %s %s and %s, %s; kept %d younger than %v", rep.Seq, verb,
+					count(len(rep.Shards), "shard"), count(len(rep.Data), "data object"), size(rep.Bytes), rep.Recent, *older)
 				if len(rep.Packs) > 0 {
-					c.printf("; %d packs", len(rep.Packs))
+					c.printf("; %s", count(len(rep.Packs), "pack"))
 				}
 				if len(rep.History) > 0 {
-					c.printf("; %d manifest history copies past the grace period", len(rep.History))
+					c.printf("; %s past the grace period", countOf(len(rep.History), "manifest history copy", "manifest history copies"))
 				}
 				if n := len(rep.Repack.Packs); n > 0 {
-					c.printf("; repacked %d packs into %d (seq %d)", n, rep.Repack.Written, rep.Repack.Seq)
+					c.printf("; repacked %s into %d (seq %d)", count(n, "pack"), rep.Repack.Written, rep.Repack.Seq)
 				}
 				c.printf("\n")
 				if rep.Repack.GaveUp != "" {
@@ -303,7 +313,7 @@ var verifyCmd = &command{
 				"seq": r.Seq, "shards": r.Shards, "entries": r.Entries, "capabilities": b.Capabilities()}
 			if err := c.result(out, func() {
 				mark := map[bool]string{true: "ok  ", false: "FAIL"}
-				c.printf("%s reachable, index readable (seq %d, %d shards read, %d files)\n", mark[true], r.Seq, r.Shards, r.Entries)
+				c.printf("%s reachable, index readable (seq %d, %s read, %s)\n", mark[true], r.Seq, count(r.Shards, "shard"), count(r.Entries, "file"))
 				c.printf("%s If-None-Match (create-if-absent)\n", mark[r.Probe.IfNoneMatch])
 				c.printf("%s If-Match (compare-and-swap)\n", mark[r.Probe.IfMatch])
 				if r.Race.Writers > 0 {
@@ -367,7 +377,7 @@ var conformanceCmd = &command{
 			})
 			cleanErr := scratch.Remove(ctx)
 			_ = c.result(map[string]any{"op": "conformance", "url": pos[0], "checks": results, "failed": failed}, func() {
-				c.printf("%d checks, %d failed\n", len(results), failed)
+				c.printf("%s, %d failed\n", count(len(results), "check"), failed)
 			})
 			if cleanErr != nil {
 				return fmt.Errorf("conformance %s: %w", pos[0], cleanErr)

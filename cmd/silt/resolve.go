@@ -63,7 +63,9 @@ func runResolve(ctx context.Context, c *cli, dir string, localWins, remoteWins, 
 		return err
 	}
 	defer bd.Close()
-	paths = c.cachePaths(bd.s.Root(), paths)
+	if paths, err = c.cachePaths(bd.s.Root(), paths); err != nil {
+		return err
+	}
 	if all {
 		st, err := bd.s.Status(ctx, false)
 		if err != nil {
@@ -79,7 +81,7 @@ func runResolve(ctx context.Context, c *cli, dir string, localWins, remoteWins, 
 	st, err := bd.s.Resolve(ctx, syncer.ResolveOptions{Paths: paths, Keep: keep, Force: force})
 	if errors.Is(err, syncer.ErrUnpushedEdits) {
 		return &refusedError{msg: fmt.Sprintf("resolve in %s: %v", bd.dir, err),
-			hint: "push the edits first (silt push), or replace them with silt resolve --take-remote --force PATH (a backup is kept)"}
+			hint: "push the edits first (silt push" + c.dirOpt(bd.dir) + "), or replace them with silt resolve" + c.dirOpt(bd.dir) + " --take-remote --force PATH (a backup is kept)"}
 	}
 	if err != nil {
 		return fmt.Errorf("resolve in %s: %w", bd.dir, err)
@@ -98,13 +100,13 @@ func runResolve(ctx context.Context, c *cli, dir string, localWins, remoteWins, 
 		if pushed != nil {
 			c.printStats(*pushed)
 		} else if keep == syncer.KeepLocal {
-			c.printf("Next: silt push\n")
+			c.printf("Next: silt push%s\n", c.dirOpt(bd.dir))
 		}
 	}); err != nil {
 		return err
 	}
 	if pushed != nil {
-		return conflicted(*pushed)
+		return c.conflicted(*pushed, bd.dir)
 	}
 	return nil
 }
@@ -123,7 +125,9 @@ func runRestore(ctx context.Context, c *cli, dir string, paths []string, other b
 		return err
 	}
 	defer bd.Close()
-	paths = c.cachePaths(bd.s.Root(), paths)
+	if paths, err = c.cachePaths(bd.s.Root(), paths); err != nil {
+		return err
+	}
 	total := syncer.Stats{Op: "restore", Phases: []syncer.Phase{}}
 	for _, p := range paths {
 		st, err := bd.s.Restore(ctx, p)
@@ -136,7 +140,7 @@ func runRestore(ctx context.Context, c *cli, dir string, paths []string, other b
 		total = total.Add(st)
 	}
 	return c.result(map[string]any{"op": "restore", "restore": total}, func() {
-		c.printf("restored %d path%s from their kept copies\nNext: silt push\n", len(paths), plural(int64(len(paths))))
+		c.printf("restored %d path%s from their kept copies\nNext: silt push%s\n", len(paths), plural(int64(len(paths))), c.dirOpt(bd.dir))
 	})
 }
 

@@ -66,6 +66,7 @@ func runServe(ctx context.Context, c *cli, f serveFlags) error {
 	if *host.bucket != "" {
 		return runServeBucket(ctx, c, host, *listen, token, *grace)
 	}
+	*dir = c.findDir(*dir) // as every other command: $SILT_DIR, else upward
 	cfg, err := readBinding(*dir)
 	if err != nil {
 		return err

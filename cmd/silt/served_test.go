@@ -42,7 +42,7 @@ func TestCLI_Regression_PullLazyThroughServiceRecordsWithoutBytes(t *testing.T) 
 	if read(t, a, "data/t/m4/meta") != "small" {
 		t.Fatal("the file --lazy does not match was not downloaded")
 	}
-	if out := ok(t, "status", "--dir", a, "--offline").stdout; !strings.Contains(out, "lazy: 1 files") {
+	if out := ok(t, "status", "--dir", a, "--offline").stdout; !strings.Contains(out, "lazy: 1 file ") {
 		t.Fatalf("status after a lazy pull through the service:\n%s", out)
 	}
 }

@@ -38,7 +38,7 @@ var logCmd = &command{
 					if !e.Current {
 						when = "superseded " + e.Superseded.UTC().Format("2006-01-02T15:04:05Z")
 					}
-					c.printf("seq %d  %d files  %d shards  %s\n", e.Seq, e.Entries, e.Shards, when)
+					c.printf("seq %d  %s  %s  %s\n", e.Seq, count(e.Entries, "file"), count(e.Shards, "shard"), when)
 				}
 			})
 		}
@@ -90,9 +90,9 @@ var checkCmd = &command{
 				return fmt.Errorf("check %s at seq %d: %w", ob.url, snap.Seq(), err)
 			}
 			return c.result(map[string]any{"op": "check", "ok": true, "data": *data, "report": rep}, func() {
-				c.printf("ok: seq %d, %d shards, %d entries, %d objects", rep.Seq, rep.Shards, rep.Entries, rep.Objects)
+				c.printf("ok: seq %d, %s, %s, %s", rep.Seq, count(rep.Shards, "shard"), countOf(rep.Entries, "entry", "entries"), count(rep.Objects, "object"))
 				if *data {
-					c.printf(", %d bytes read and verified", rep.Bytes)
+					c.printf(", %s read and verified", count(rep.Bytes, "byte"))
 				}
 				c.printf("\n")
 			})
@@ -141,7 +141,7 @@ var exportCmd = &command{
 				return fmt.Errorf("export %s to %s: %w", ob.url, dest, err)
 			}
 			return c.result(map[string]any{"op": "export", "dest": dest, "report": rep}, func() {
-				c.printf("exported seq %d: %d files, %s to %s\n", rep.Seq, rep.Files, size(rep.Bytes), dest)
+				c.printf("exported seq %d: %s, %s to %s\n", rep.Seq, count(rep.Files, "file"), size(rep.Bytes), dest)
 			})
 		}
 	},

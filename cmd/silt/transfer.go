@@ -26,13 +26,14 @@ func (s *stringsFlag) Type() string       { return "stringArray" }
 
 // conflicted turns an operation that kept conflicting copies into exit
 // code 3, after its statistics are printed.
-func conflicted(st syncer.Stats) error {
+func (c *cli) conflicted(st syncer.Stats, dir string) error {
 	if st.Files.Conflicts == 0 {
 		return nil
 	}
+	d := c.dirOpt(dir)
 	return &refusedError{
-		msg:  fmt.Sprintf("%d conflicts: kept the local copies (listed above)", st.Files.Conflicts),
-		hint: "see them with silt status; settle each with silt resolve --keep-local|--take-remote PATH (or --all)",
+		msg:  fmt.Sprintf("%s: kept the local copies (listed above)", count(st.Files.Conflicts, "conflict")),
+		hint: "see them with silt status" + d + "; settle each with silt resolve" + d + " --keep-local|--take-remote PATH (or --all)",
 	}
 }
 
@@ -86,13 +87,17 @@ var pullCmd = &command{
 				return err
 			}
 			defer bd.Close()
-			st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: c.cachePaths(bd.s.Root(), scope), MetadataOnly: len(lazy) > 0, Lazy: lazy, Exclude: ff.exclude, Include: ff.include, Reanchor: *reanchor})
+			if scope, err = c.cachePaths(bd.s.Root(), scope); err != nil {
+				return err
+			}
+			st, err := bd.s.Pull(ctx, syncer.PullOptions{Scope: scope, MetadataOnly: len(lazy) > 0, Lazy: lazy, Exclude: ff.exclude, Include: ff.include, Reanchor: *reanchor})
 			if err != nil {
 				c.partial(st)
 				return fmt.Errorf("pull %s from %s: %w", bd.dir, redactURL(bd.cfg.URL), err)
 			}
+			var unmatched []string
 			if len(lazy) == 0 {
-				st = c.skipUnmatched(bd, c.cachePaths(bd.s.Root(), scope), st)
+				st, unmatched = c.skipUnmatched(bd, scope, st)
 			}
 			if err := c.result(st, func() {
 				if r := st.Reanchor; r != nil {
@@ -102,19 +107,25 @@ var pullCmd = &command{
 			}); err != nil {
 				return err
 			}
-			return conflicted(st)
+			if err := c.conflicted(st, bd.dir); err != nil || len(unmatched) == 0 {
+				return err
+			}
+			return &noMatchError{unmatched, "in the bucket " + redactURL(bd.cfg.URL), c.dirOpt(bd.dir)}
 		}
 	},
 }
 
 // skipUnmatched reports each --scope path that is absent after a pull (no
 // lazy files): it matched no committed file. rclone logs such skips too.
-func (c *cli) skipUnmatched(bd *bound, scope []string, st syncer.Stats) syncer.Stats {
+// It returns those paths, for the pull's error.
+func (c *cli) skipUnmatched(bd *bound, scope []string, st syncer.Stats) (syncer.Stats, []string) {
+	var unmatched []string
 	show := c.onChange()
 	for _, p := range scope {
 		if _, err := os.Lstat(filepath.Join(bd.s.Root(), filepath.FromSlash(p))); err == nil || !errors.Is(err, iofs.ErrNotExist) {
 			continue
 		}
+		unmatched = append(unmatched, p)
 		ch := syncer.Change{Path: p, Action: syncer.ActionSkip, Reason: "--scope matches no committed file"}
 		if show != nil {
 			show(ch)
@@ -125,7 +136,7 @@ func (c *cli) skipUnmatched(bd *bound, scope []string, st syncer.Stats) syncer.S
 			st.ChangesOmitted++
 		}
 	}
-	return st
+	return st, unmatched
 }
 
 var pushCmd = &command{
@@ -163,21 +174,32 @@ var pushCmd = &command{
 				return err
 			}
 			defer bd.Close()
+			if paths, err = c.cachePaths(bd.s.Root(), paths); err != nil {
+				return err
+			}
+			if none, err := unmatchedPushPaths(ctx, bd, paths); err != nil || len(none) > 0 {
+				if err != nil {
+					return fmt.Errorf("push %s: %w", bd.dir, err)
+				}
+				return &noMatchError{none, "locally or in the bucket " + redactURL(bd.cfg.URL), c.dirOpt(bd.dir)}
+			}
 			opts := syncer.PushOptions{MaxDelete: md, DryRun: *dry, Exclude: ff.exclude, Include: ff.include}
 			if *lockKey != "" && !*dry {
-				lease, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
+				lease, token, err := acquireForPush(ctx, bd, *lockKey, *lockWait)
 				if err != nil {
 					return err
 				}
-				defer func() {
-					if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
-						err = fmt.Errorf("push --lock %s: release: %w", *lockKey, rerr)
-					}
-				}()
-				opts.Fence = &syncer.Fence{Key: lockPrefix + *lockKey, Token: lease.Token()}
-				ctx = lease.Context() // a lost lease stops the push
+				if lease != nil { // taken here, not the cache's own held one
+					defer func() {
+						if rerr := lease.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+							err = fmt.Errorf("push --lock %s: release: %w", *lockKey, rerr)
+						}
+					}()
+					ctx = lease.Context() // a lost lease stops the push
+				}
+				opts.Fence = &syncer.Fence{Key: lockPrefix + *lockKey, Token: token}
 			}
-			st, err := push(ctx, bd, c.cachePaths(bd.s.Root(), paths), opts)
+			st, err := push(ctx, bd, paths, opts)
 			if err != nil {
 				c.partial(st)
 				return err
@@ -193,7 +215,7 @@ var pushCmd = &command{
 			}); err != nil {
 				return err
 			}
-			return conflicted(st)
+			return c.conflicted(st, bd.dir)
 		}
 	},
 }
@@ -249,113 +271,7 @@ var syncCmd = &command{
 			if err := c.result(out, func() { c.printStats(pulled); c.printStats(pushed) }); err != nil {
 				return err
 			}
-			return conflicted(total)
-		}
-	},
-}
-
-var statusCmd = &command{
-	name:    "status",
-	args:    "",
-	summary: "show marked paths, what a push would send, and whether the remote moved since the last pull",
-	example: "silt status --dir ./cache\nsilt status --dir ./cache --offline\nsilt status            # inside a cache: also lists conflicts (reason, seq) and lazy files\nsilt status -v         # also the store: endpoint, region, credential source (never a secret), namespace",
-	setup: func(c *cli, fs *flag.FlagSet) runFunc {
-		dir := dirFlag(fs)
-		offline := fs.Bool("offline", false, "send no request: skip the remote check and the planned push")
-		ff := filterFlags(fs)
-		return func(ctx context.Context, args []string) error {
-			c.listChanges = true // status lists the planned changes itself, on stdout
-			if c.verbose {
-				c.jsonChanges = 1 << 30 // -v lists every change
-			}
-			bd, err := c.openBound(ctx, *dir)
-			if err != nil {
-				return err
-			}
-			defer bd.Close()
-			st, err := bd.s.Status(ctx, !*offline)
-			if err != nil {
-				return fmt.Errorf("status of %s: %w", bd.dir, err)
-			}
-			out := map[string]any{"op": "status", "dir": bd.dir, "url": redactURL(bd.cfg.URL), "status": st}
-			var store *storeInfo
-			if c.verbose {
-				store = describeStore(bd)
-				out["store"] = store
-			}
-			var plan *syncer.Stats
-			if !*offline {
-				// What `silt push` would do: a dry run over the whole cache,
-				// against the remote index.
-				p, err := bd.s.Push(ctx, syncer.PushOptions{DryRun: true, All: true, Exclude: ff.exclude, Include: ff.include})
-				if err != nil {
-					return fmt.Errorf("status of %s (planning a push): %w", bd.dir, err)
-				}
-				plan = &p
-				out["push"] = map[string]int{"upload": p.Files.Uploaded, "delete": p.Files.Deleted, "conflicts": p.Files.Conflicts, "excluded": p.Files.Excluded, "skipped": p.Files.Skipped}
-				// What this walk left out, rather than the last recorded one.
-				st.Excluded, st.Skipped, st.SkippedList = p.Files.Excluded, p.Files.Skipped, p.Skipped
-				out["changes"], out["changes_omitted"] = p.Changes, p.ChangesOmitted
-			}
-			return c.result(out, func() {
-				c.printf("cache %s <-> %s\n", bd.dir, redactURL(bd.cfg.URL))
-				if store != nil {
-					store.print(c)
-				}
-				if plan != nil {
-					c.printf("unpushed: %d to upload, %d to delete, %d conflicts\n", plan.Files.Uploaded, plan.Files.Deleted, plan.Files.Conflicts)
-					c.printChanges(plan.Changes, plan.ChangesOmitted)
-					for _, cf := range plan.Conflicts {
-						c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
-					}
-				}
-				if len(st.Conflicts) > 0 {
-					c.printf("conflicts: %d (settle with silt resolve --keep-local|--take-remote PATH)\n", len(st.Conflicts))
-					for _, cf := range st.Conflicts {
-						c.printf("  %s: %s (%s at seq %d)\n", cf.Path, cf.Reason, cf.Op, cf.Seq)
-						if cf.Copy != "" {
-							c.printf("    your copy: %s\n", filepath.Join(bd.dir, filepath.FromSlash(cf.Copy)))
-						}
-					}
-				}
-				if len(st.Backups) > 0 {
-					c.printf("backups: %d local copies silt replaced and kept (put one back with silt resolve --restore PATH)\n", len(st.Backups))
-					for _, b := range st.Backups {
-						c.printf("  %s: %s (%s)\n", b.Path, filepath.Join(bd.dir, filepath.FromSlash(b.Copy)), b.Reason)
-					}
-				}
-				if st.Lazy > 0 {
-					c.printf("lazy: %d files recorded without their bytes (fetch with silt hydrate PATH)\n", st.Lazy)
-				}
-				if st.Excluded > 0 {
-					c.printf("excluded: %d paths (by .siltignore and --exclude; a directory counts once)\n", st.Excluded)
-				}
-				if st.Skipped > 0 {
-					c.printf("skipped: %d (not regular files; silt syncs regular files only)\n", st.Skipped)
-					for _, sk := range st.SkippedList {
-						c.printf("  %s: %s\n", sk.Path, sk.Kind)
-					}
-					if n := st.Skipped - len(st.SkippedList); n > 0 {
-						c.printf("  ... and %d more\n", n)
-					}
-				}
-				c.printf("marked dirty: %d paths", len(st.Dirty))
-				if st.Overflow {
-					c.printf(" (overflowed: the next push walks everything)")
-				}
-				c.printf("\n")
-				for _, p := range st.Dirty {
-					c.printf("  %s\n", p)
-				}
-				switch {
-				case *offline:
-					c.printf("remote: not checked (--offline); last seen seq %d\n", st.SeenSeq)
-				case st.RemoteMoved:
-					c.printf("remote: moved from seq %d to %d; run silt pull\n", st.SeenSeq, st.RemoteSeq)
-				default:
-					c.printf("remote: up to date at seq %d\n", st.RemoteSeq)
-				}
-			})
+			return c.conflicted(total, bd.dir)
 		}
 	},
 }
@@ -375,8 +291,11 @@ var hydrateCmd = &command{
 				return err
 			}
 			defer bd.Close()
+			if paths, err = c.cachePaths(bd.s.Root(), paths); err != nil {
+				return err
+			}
 			total := syncer.Stats{Op: "hydrate", Phases: []syncer.Phase{}}
-			for _, p := range c.cachePaths(bd.s.Root(), paths) {
+			for _, p := range paths {
 				ok, st, err := hydrate(ctx, bd, p)
 				total = total.Add(st)
 				if err != nil {
@@ -385,7 +304,7 @@ var hydrateCmd = &command{
 				}
 				if !ok {
 					return withHint(fmt.Errorf("hydrate %s: no committed file at or under it in %s", p, redactURL(bd.cfg.URL)),
-						"list what the index holds with: silt ls "+redactURL(bd.cfg.URL))
+						"list what the index holds with: silt ls"+c.dirOpt(bd.dir))
 				}
 			}
 			return c.result(total, func() { c.printStats(total) })
@@ -414,27 +333,32 @@ func hydrate(ctx context.Context, bd *bound, p string) (bool, syncer.Stats, erro
 }
 
 // acquireForPush takes the lock a push commits under: the same object as
-// silt lock's KEY in the cache's namespace.
-func acquireForPush(ctx context.Context, bd *bound, key string, wait time.Duration) (*lock.Lease, error) {
+// silt lock's KEY in the cache's namespace. When the cache holds it
+// already (silt lock acquire KEY on this cache), the push commits under
+// that lease's token and returns no lease to release.
+func acquireForPush(ctx context.Context, bd *bound, key string, wait time.Duration) (*lock.Lease, uint64, error) {
 	if bd.b == nil {
-		return nil, fmt.Errorf("push --lock %s: the bucket %s cannot be opened here to take the lock", key, redactURL(bd.cfg.URL))
+		return nil, 0, fmt.Errorf("push --lock %s: the bucket %s cannot be opened here to take the lock", key, redactURL(bd.cfg.URL))
 	}
 	root, err := namespaceOf(bd.b, bd.cfg.Namespace)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if wait <= 0 {
 		wait = -1 // lock: try once
 	}
 	l, err := lock.New(root, lockPrefix+key, lock.Options{MaxWait: wait})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	if token, ok, err := ownLease(ctx, l, bd.dir, bd.cfg, key); err != nil || ok {
+		return nil, token, err
 	}
 	lease, err := l.Acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("push --lock %s: %w", key, err)
+		return nil, 0, lockHeldError("push --lock "+key, "--lock-wait", err)
 	}
-	return lease, nil
+	return lease, lease.Token(), nil
 }
 
 // statusShown bounds the changes status lists without -v.
