@@ -1,0 +1,5 @@
+//go:build !race
+
+package syncer_test
+
+const raceEnabled = false
