@@ -225,10 +225,32 @@ func (p *portable) classify(ctx context.Context, op, key string, err error) erro
 		be.Err = fmt.Errorf("%w with %s: %w (an untrusted or self-signed certificate, or an http:// server behind an https:// URL)", ErrTLS, EndpointOf(p.inner), be.Err)
 		be.Retryable = false
 	case be.Retryable && unreachable(be.Err):
-		be.Err = fmt.Errorf("%w: cannot connect to %s: %w", ErrUnreachable, EndpointOf(p.inner), be.Err)
+		be.Err = fmt.Errorf("%w: cannot connect to %s: %w", ErrUnreachable, EndpointOf(p.inner), netCause{be.Err})
 	}
 	return err
 }
+
+// netCause prints only the network's own words for a failure (dial tcp
+// 127.0.0.1:1: connect: connection refused), not the SDK's wrapping of
+// them (operation error S3: GetObject, exceeded maximum number of
+// attempts, 1, https response error StatusCode: 0, RequestID: ...), which
+// said nothing more and was repeated per attempt; errors.Is and errors.As
+// still reach all of it.
+type netCause struct{ err error }
+
+func (c netCause) Error() string {
+	var oe *net.OpError
+	if errors.As(c.err, &oe) {
+		return oe.Error()
+	}
+	var de *net.DNSError
+	if errors.As(c.err, &de) {
+		return de.Error()
+	}
+	return c.err.Error()
+}
+
+func (c netCause) Unwrap() error { return c.err }
 
 func (p *portable) Capabilities() Capabilities { return p.inner.Capabilities() }
 

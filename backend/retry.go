@@ -170,8 +170,19 @@ func (e *AttemptsError) Error() string {
 	} else {
 		fmt.Fprintf(&sb, "%s %q: gave up after %d attempts:", e.Op, e.Key, n)
 	}
-	for i, err := range e.Failures {
-		fmt.Fprintf(&sb, " [%d] %s", i+1, cause(err))
+	// Attempts that failed alike are named once, as [1-3]: a store that
+	// cannot be reached says so three times in the same words.
+	for i := 0; i < n; {
+		msg, j := cause(e.Failures[i]), i+1
+		for j < n && cause(e.Failures[j]) == msg {
+			j++
+		}
+		if j-i > 1 {
+			fmt.Fprintf(&sb, " [%d-%d] %s", i+1, j, msg)
+		} else {
+			fmt.Fprintf(&sb, " [%d] %s", i+1, msg)
+		}
+		i = j
 	}
 	return sb.String()
 }

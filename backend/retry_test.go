@@ -360,3 +360,13 @@ func TestRetry_SendOnce_NotResent(t *testing.T) {
 		t.Errorf("slept %d times, want 0", g.s.n())
 	}
 }
+
+// TestAttemptsError_AlikeFailures_NamedOnce: attempts that failed in the
+// same words are named once, as [1-3]; different ones keep their own.
+func TestAttemptsError_AlikeFailures_NamedOnce(t *testing.T) {
+	down, busy := errors.New("connection refused"), errors.New("503 slow down")
+	e := &backend.AttemptsError{Op: "get", Key: "k", Failures: []error{busy, down, down}}
+	if got, want := e.Error(), `get "k": gave up after 3 attempts: [1] 503 slow down [2-3] connection refused`; got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/siltsync/silt/backend"
 )
@@ -142,7 +143,10 @@ func (c Config) client(ctx context.Context) (*s3api.Client, error) {
 			awsCfg.Credentials = credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)
 		}
 	} else {
-		var opts []func(*awsconfig.LoadOptions) error
+		// The SDK's own log (WARN falling back to IMDSv1, printed before
+		// any error of ours) says nothing a user can act on: silt's error
+		// names every place it looked for credentials.
+		opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithLogger(logging.Nop{})}
 		if c.Profile != "" {
 			opts = append(opts, awsconfig.WithSharedConfigProfile(c.Profile))
 		}

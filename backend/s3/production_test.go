@@ -2,11 +2,14 @@ package s3_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/siltsync/silt/backend"
@@ -158,5 +161,63 @@ func TestOpen_S3UntrustedCertificate_IsPermanentTLSFailure(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "gave up after") {
 		t.Errorf("a TLS failure was retried: %v", err)
+	}
+}
+
+// TestOpen_S3EndpointRefused_SaysItOnceInTheNetworksWords is issue 37's
+// newcomer finding: each attempt repeated the SDK's wrapping (operation
+// error S3: GetObject, exceeded maximum number of attempts, 1, https
+// response error StatusCode: 0, RequestID: , ...) around the one fact.
+func TestOpen_S3EndpointRefused_SaysItOnceInTheNetworksWords(t *testing.T) {
+	addr := silttest.RefusedAddr(t)
+	b := openURL(t, "http://"+addr, "")
+	_, err := b.Stat(t.Context(), "k")
+	msg := fmt.Sprint(err)
+	if n := strings.Count(msg, "connection refused"); n != 1 {
+		t.Errorf("%q says connection refused %d times, want once", msg, n)
+	}
+	for _, noise := range []string{"operation error", "RequestID", "exceeded maximum number of attempts"} {
+		if strings.Contains(msg, noise) {
+			t.Errorf("%q repeats the SDK's %q", msg, noise)
+		}
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("%v no longer unwraps to ECONNREFUSED", err)
+	}
+}
+
+// TestOpen_S3NoCredentials_NoSDKWarningFirst is issue 37's newcomer
+// finding: without credentials the SDK printed "WARN falling back to
+// IMDSv1" on stderr before silt's own error.
+func TestOpen_S3NoCredentials_NoSDKWarningFirst(t *testing.T) {
+	staticEnv(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "forbidden", http.StatusForbidden) // no token: the SDK falls back to IMDSv1
+	}))
+	defer imds.Close()
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "false")
+	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.URL)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	defer func() { os.Stderr = stderr }()
+	b, err := backend.Open(t.Context(), "s3://bkt?use_path_style=true&endpoint=http://"+silttest.RefusedAddr(t))
+	if err == nil {
+		_, err = b.Stat(t.Context(), "k")
+		b.Close()
+	}
+	os.Stderr = stderr
+	w.Close()
+	printed, _ := io.ReadAll(r)
+	if !errors.Is(err, backend.ErrCredentials) {
+		t.Fatalf("err = %v, want ErrCredentials", err)
+	}
+	if len(printed) > 0 {
+		t.Errorf("the SDK printed on stderr: %q", printed)
 	}
 }
