@@ -154,7 +154,10 @@ export function registerHostTests(fx: Fixture, get: () => { client: SiltClient; 
     const pending = client.push({ paths: [p] }, { signal: ac.signal });
     ac.abort(); // the connect is under way: the request must not go out
     await rejects(pending, (e) => (e as Error).name === "AbortError" || e === ac.signal.reason, "aborted push");
-    equal(JSON.parse(fx.silt("ls", "--json", "file://" + fx.bucket, p)).count, 0, "not in the bucket");
+    // silt ls of a path the bucket does not hold exits 1 saying so (issue 37).
+    const ls = fx.siltStatus("ls", "--json", "file://" + fx.bucket, p);
+    equal(ls.code, 1, "silt ls exit code");
+    assert(ls.stderr.includes("no file under " + p), "not in the bucket: " + ls.stderr);
   });
 
   test("regression: ServiceLock.acquire honours its signal while it waits", async () => {
