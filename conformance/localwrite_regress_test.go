@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/siltsync/silt/internal/localhook"
@@ -358,6 +359,47 @@ func TestModel_Regression_TakeRemoteDropsMark(t *testing.T) {
 		}
 		if got := bk.snapshotFiles()[p]; got != "v1\n" {
 			t.Errorf("committed %s = %q, want the remote copy take-remote kept", p, got)
+		}
+	})
+}
+
+// A pull that ran out of disk left Status reading as up to date with
+// files missing (issue 37's adversarial pass): Status.PullIncomplete must
+// say a pull stopped part way until a whole pull succeeds, a scoped pull
+// not clearing it, and the rerun must install what the failed one did not.
+func TestModel_Regression_FullDiskLeftStatusUpToDate(t *testing.T) {
+	regress(t, "", func(t *testing.T, bk *bucket) {
+		a, b := bk.host(), bk.host()
+		a.writeMark(map[string]string{"data/t/1/a": "a", "data/t/1/b": "b", "data/t/2/c": "c"})
+		a.push()
+		unset := localhook.SetWriteFault(b.s.Root(), func(string) error { return syscall.ENOSPC })
+		_, err := b.s.Pull(context.Background(), syncer.PullOptions{})
+		unset()
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("pull on a full disk: %v, want ENOSPC", err)
+		}
+		status := func() bool {
+			st, err := b.s.Status(context.Background(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st.PullIncomplete
+		}
+		if !status() {
+			t.Error("after the failed pull Status.PullIncomplete is false")
+		}
+		b.pull("data/t/2")
+		if !status() {
+			t.Error("a scoped pull cleared Status.PullIncomplete")
+		}
+		b.pull()
+		if status() {
+			t.Error("a whole pull succeeded and Status.PullIncomplete stays")
+		}
+		for p, want := range map[string]string{"data/t/1/a": "a", "data/t/1/b": "b", "data/t/2/c": "c"} {
+			if got, _ := b.read(p); got != want {
+				t.Errorf("%s = %q after the rerun, want %q", p, got, want)
+			}
 		}
 	})
 }

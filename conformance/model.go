@@ -226,6 +226,9 @@ type modelRun struct {
 	trial      *[]string
 	// served drives every cache through silt serve (model_serve.go).
 	served bool
+	// diskFull counts the download writes a full disk failed during the
+	// step under way (model_disk.go); op takes them as injected faults.
+	diskFull *atomic.Int32
 	// live, when set, injects transient faults into every operation and
 	// requires each to succeed (model_liveness.go).
 	live *liveness

@@ -32,6 +32,7 @@ func (m *modelRun) actions() map[string]func(*rapid.T) {
 		"migrate":     m.actMigrate, // model_migrate.go
 		"restart":     m.actRestart,
 		"fault":       m.actFault,
+		"diskFull":    m.actDiskFull, // model_disk.go
 		"":            m.checkAlways,
 	}
 	if m.concurrent {
@@ -39,7 +40,8 @@ func (m *modelRun) actions() map[string]func(*rapid.T) {
 	}
 	maps.Copy(acts, m.gcActions())
 	if m.live != nil {
-		delete(acts, "fault") // faults come with every operation
+		delete(acts, "fault")    // faults come with every operation
+		delete(acts, "diskFull") // not transient: no retry heals it
 	}
 	if m.shared {
 		maps.Copy(acts, m.writerActions()) // model_writer.go
@@ -355,6 +357,9 @@ func (m *modelRun) op(c *mcache, fn func(ctx context.Context) (syncer.Stats, err
 	o.st, o.err = fn(m.ctx)
 	o.reqs = c.count.Counts().Sub(before).Total()
 	o.faults = c.faults.Fired()
+	if m.diskFull != nil {
+		o.faults += int(m.diskFull.Load())
+	}
 	o.fired = o.faults > 0
 	c.faults.Reset()
 	if m.live != nil {

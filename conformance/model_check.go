@@ -40,6 +40,8 @@ const (
 	propRequestBounds       property = "nothing dirty pushes with 0 requests; an unchanged scope pulls with <= 2 (log format: <= 3 + commits missed)"
 	propConverges           property = "round-robin sync goes quiet and every cache equals the snapshot"
 	propDeletionLosesToEdit property = "a local deletion the remote side overtook: the pull installs the remote edit"
+	propPullIncompleteShown property = "after a pull failed, status says so until a whole pull succeeds"
+	propDiskFullTyped       property = "a pull the full disk stopped fails with ENOSPC (errors.Is), nothing lost"
 )
 
 // failsOnFormat1 lists the properties today's engine breaks (see
@@ -282,6 +284,15 @@ func (m *modelRun) doPull(c *mcache, scope []string, meta bool) opOut {
 	now := m.snapshot()
 	m.committed = now
 	m.expect(propAtomicCommit, now.Seq == snap.Seq && sameEntries(now.Entries, snap.Entries), "a pull changed the committed index")
+	if st, err := c.s.Status(context.Background(), false); err == nil {
+		// A full disk left "up to date" on a cache missing files (issue 37).
+		switch {
+		case o.err != nil && o.fired:
+			m.expect(propPullIncompleteShown, st.PullIncomplete, "a pull failed (%v) and status does not say so", o.err)
+		case o.err == nil && len(scope) == 0:
+			m.expect(propPullIncompleteShown, !st.PullIncomplete, "a whole pull succeeded and status still says a pull stopped part way")
+		}
+	}
 	return m.checkPull(c, scope, meta, snap, before, after, o)
 }
 

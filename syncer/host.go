@@ -60,6 +60,11 @@ type Status struct {
 	SeenSeq     uint64   `json:"seen_seq"`     // last manifest seq this cache read or wrote
 	RemoteSeq   uint64   `json:"remote_seq"`   // current remote seq (when asked)
 	RemoteMoved bool     `json:"remote_moved"` // RemoteSeq != SeenSeq
+	// PullIncomplete is set while the last pull that failed (a full
+	// disk, a network gone, Ctrl-C) has not been followed by a whole pull
+	// that succeeded: what it installed stays, but the seq alone does not
+	// say the cache holds the snapshot.
+	PullIncomplete bool `json:"pull_incomplete,omitempty"`
 	// Conflicts are the ones operations reported and nothing settled
 	// since (see Syncer.Resolve).
 	Conflicts []ConflictRecord `json:"conflicts"`
@@ -93,6 +98,7 @@ func (s *Syncer) Status(ctx context.Context, remote bool) (Status, error) {
 			st.Dirty = append(st.Dirty, p)
 		}
 		st.SeenSeq = t.metaUint(metaSeenSeq)
+		st.PullIncomplete = t.metaUint(metaPullFailed) != 0
 		w := t.lastWalk()
 		st.Excluded, st.Skipped, st.SkippedList = w.Excluded, w.Skipped, w.List
 		return t.filesIn(index.All, func(_ string, rec fileRecord) error {

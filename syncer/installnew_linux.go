@@ -231,7 +231,7 @@ func (l *local) installNew(b *installBatch, p string, r io.Reader, e index.Entry
 			_ = unix.Unlinkat(td.fd, tmp, 0)
 		}
 	}()
-	fi, err := writeVerified(f, p, r, e, b.fsyncEach())
+	fi, err := writeVerified(f, l.path, p, r, e, b.fsyncEach())
 	if err != nil {
 		return installed{}, true, err
 	}

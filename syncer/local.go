@@ -17,6 +17,7 @@ import (
 
 	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/internal/ignore"
+	"github.com/siltsync/silt/internal/localhook"
 )
 
 // local is the cache directory as silt sees it. Every access goes through
@@ -196,7 +197,7 @@ func (l *local) installIn(b *installBatch, p string, r io.Reader, e index.Entry,
 			l.dir.Remove(tmp)
 		}
 	}()
-	fi, err := writeVerified(f, p, r, e, b.fsyncEach())
+	fi, err := writeVerified(f, l.path, p, r, e, b.fsyncEach())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -226,7 +227,10 @@ func (l *local) installIn(b *installBatch, p string, r io.Reader, e index.Entry,
 // stat is the installed file's: a rename or link keeps the inode, its
 // size and mtime, and an edit landing after the rename then shows as a
 // change against the record.
-func writeVerified(f *os.File, p string, r io.Reader, e index.Entry, fsync bool) (fs.FileInfo, error) {
+func writeVerified(f *os.File, root, p string, r io.Reader, e index.Entry, fsync bool) (fs.FileInfo, error) {
+	if err := localhook.WriteFault(root, p); err != nil {
+		return nil, &os.PathError{Op: "write", Path: f.Name(), Err: err}
+	}
 	h := sha256.New()
 	if _, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, e.Size+1)); err != nil {
 		return nil, err

@@ -72,7 +72,27 @@ func (s *Syncer) Pull(ctx context.Context, opts PullOptions) (Stats, error) {
 		return o.end(err)
 	}
 	err = s.pullOnce(ctx, o, sc, opts)
+	s.notePull(sc, err)
 	return o.end(err)
+}
+
+// notePull keeps Status.PullIncomplete: set by a pull that failed (of
+// any scope), cleared only by a whole pull that succeeded, the one
+// operation that makes the cache hold the snapshot again.
+func (s *Syncer) notePull(sc scope, err error) {
+	if err == nil && sc.paths != nil {
+		return
+	}
+	failed := uint64(0)
+	if err != nil {
+		failed = 1
+	}
+	_ = s.st.update(func(t stx) error {
+		if t.metaUint(metaPullFailed) == failed {
+			return nil
+		}
+		return t.setMetaUint(metaPullFailed, failed)
+	})
 }
 
 type pullKind int

@@ -64,13 +64,14 @@ var (
 )
 
 var (
-	metaMarkSeq  = []byte("markseq")  // last mark number handed out
-	metaOverflow = []byte("overflow") // dirty set overflowed: full walk with deletions
-	metaBulk     = []byte("bulk")     // MarkAllDirty: full walk, no deletions
-	metaSeenSeq  = []byte("seenseq")  // highest manifest seq read or written here
-	metaSeenHash = []byte("seenhash") // sha256 of that manifest's bytes
-	metaManifest = []byte("manifest") // last manifest bytes read or written here
-	metaManifVer = []byte("manifestversion")
+	metaMarkSeq    = []byte("markseq")  // last mark number handed out
+	metaOverflow   = []byte("overflow") // dirty set overflowed: full walk with deletions
+	metaBulk       = []byte("bulk")     // MarkAllDirty: full walk, no deletions
+	metaSeenSeq    = []byte("seenseq")  // highest manifest seq read or written here
+	metaSeenHash   = []byte("seenhash") // sha256 of that manifest's bytes
+	metaManifest   = []byte("manifest") // last manifest bytes read or written here
+	metaManifVer   = []byte("manifestversion")
+	metaPullFailed = []byte("pullfailed") // 1: a pull failed since the last whole pull that succeeded
 )
 
 // state is the per-machine record, in one bbolt file under DIR/.silt/.

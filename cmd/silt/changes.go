@@ -51,7 +51,7 @@ func changeLine(ch syncer.Change) string {
 	if ch.DryRun {
 		verb = "would " + verb
 	}
-	line := fmt.Sprintf("%-8s %s", verb, ch.Path)
+	line := fmt.Sprintf("%-8s %s", verb, shown(ch.Path))
 	if ch.Bytes > 0 && ch.Action != syncer.ActionDelete && ch.Action != syncer.ActionRemove {
 		line += " (" + size(ch.Bytes) + ")"
 	}

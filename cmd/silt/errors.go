@@ -6,6 +6,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"strings"
+	"syscall"
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/index"
@@ -103,6 +104,8 @@ func classify(err error) (code int, hint string) {
 		return exitError, "paths are relative to the cache directory, with forward slashes, outside .silt/"
 	case errors.Is(err, iofs.ErrPermission):
 		return exitError, "check the permissions of the directory"
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return exitError, "the disk holding the cache is full (or over quota): free space and run the same command again; what it installed stays, and silt status says what is not pulled yet"
 	}
 	return exitError, ""
 }

@@ -8,8 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/siltsync/silt/syncer"
 )
@@ -172,8 +175,20 @@ func fileCounts(st syncer.Stats, dry bool) string {
 func (c *cli) printStats(st syncer.Stats) {
 	c.printf("%s\n", statsLineDry(st, c.dryRun))
 	for _, cf := range st.Conflicts {
-		c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
+		c.printf("  conflict: %s: %s\n", shown(cf.Path), cf.Reason)
 	}
+}
+
+// shown is a path as a human line prints it: as it is when every rune is
+// printable, else Go-quoted (as git's core.quotePath and GNU ls do), so a
+// name holding a newline, an escape sequence or bytes that are not UTF-8
+// can neither break the line nor drive the terminal. --json prints the
+// path unchanged, JSON-escaped.
+func shown(p string) string {
+	if !utf8.ValidString(p) || strings.HasPrefix(p, `"`) || strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 // size formats a byte count the way rclone does.

@@ -86,9 +86,9 @@ var lsCmd = &command{
 			return c.result(map[string]any{"op": "ls", "seq": seq, "count": len(entries), "bytes": total, "entries": entries}, func() {
 				for _, e := range entries {
 					if *long {
-						c.printf("%10d  %s  %4d  %s\n", e.Size, e.SHA256[:12], e.Seq, e.Path)
+						c.printf("%10d  %s  %4d  %s\n", e.Size, e.SHA256[:12], e.Seq, shown(e.Path))
 					} else {
-						c.printf("%10d  %s\n", e.Size, e.Path)
+						c.printf("%10d  %s\n", e.Size, shown(e.Path))
 					}
 				}
 			})

@@ -65,14 +65,14 @@ var statusCmd = &command{
 					c.printChanges(plan.Changes, plan.ChangesOmitted)
 					for _, cf := range plan.Conflicts {
 						if !settled[cf.Path] { // a recorded conflict is listed below
-							c.printf("  conflict: %s: %s\n", cf.Path, cf.Reason)
+							c.printf("  conflict: %s: %s\n", shown(cf.Path), cf.Reason)
 						}
 					}
 				}
 				if len(st.Conflicts) > 0 {
 					c.printf("conflicts: %d (settle with silt resolve --keep-local|--take-remote PATH)\n", len(st.Conflicts))
 					for _, cf := range st.Conflicts {
-						c.printf("  %s: %s (%s at seq %d)\n", cf.Path, cf.Reason, cf.Op, cf.Seq)
+						c.printf("  %s: %s (%s at seq %d)\n", shown(cf.Path), cf.Reason, cf.Op, cf.Seq)
 						if cf.Copy != "" {
 							c.printf("    your copy: %s\n", filepath.Join(bd.dir, filepath.FromSlash(cf.Copy)))
 						}
@@ -81,7 +81,7 @@ var statusCmd = &command{
 				if len(st.Backups) > 0 {
 					c.printf("backups: %s silt replaced and kept (put one back with silt resolve --restore PATH)\n", countOf(len(st.Backups), "local copy", "local copies"))
 					for _, b := range st.Backups {
-						c.printf("  %s: %s (%s)\n", b.Path, filepath.Join(bd.dir, filepath.FromSlash(b.Copy)), b.Reason)
+						c.printf("  %s: %s (%s)\n", shown(b.Path), filepath.Join(bd.dir, filepath.FromSlash(b.Copy)), b.Reason)
 					}
 				}
 				if st.Lazy > 0 {
@@ -93,7 +93,7 @@ var statusCmd = &command{
 				if st.Skipped > 0 {
 					c.printf("skipped: %d (not regular files; silt syncs regular files only)\n", st.Skipped)
 					for _, sk := range st.SkippedList {
-						c.printf("  %s: %s\n", sk.Path, sk.Kind)
+						c.printf("  %s: %s\n", shown(sk.Path), sk.Kind)
 					}
 					if n := st.Skipped - len(st.SkippedList); n > 0 {
 						c.printf("  ... and %d more\n", n)
@@ -112,6 +112,8 @@ var statusCmd = &command{
 					c.printf("remote: not checked (--offline); last seen seq %d\n", st.SeenSeq)
 				case st.RemoteMoved:
 					c.printf("remote: moved from seq %d to %d; run silt pull%s\n", st.SeenSeq, st.RemoteSeq, c.dirOpt(bd.dir))
+				case st.PullIncomplete:
+					c.printf("remote: at seq %d, but the last pull stopped part way (what it installed stays); run silt pull%s\n", st.RemoteSeq, c.dirOpt(bd.dir))
 				default:
 					c.printf("remote: up to date at seq %d\n", st.RemoteSeq)
 				}

@@ -31,9 +31,24 @@ func (c *cli) conflicted(st syncer.Stats, dir string) error {
 		return nil
 	}
 	d := c.dirOpt(dir)
+	hint := "see them with silt status" + d + "; settle each with silt resolve" + d + " --keep-local|--take-remote PATH (or --all)"
+	refused := 0
+	for _, cf := range st.Conflicts {
+		if strings.HasPrefix(cf.Reason, "refused: ") {
+			refused++
+		}
+	}
+	switch {
+	case refused > 0 && refused == len(st.Conflicts):
+		// resolve cannot settle a name the store cannot hold: only a
+		// rename or an exclude rule can.
+		hint = "silt cannot store the paths refused above: rename them, or exclude them (.siltignore or --exclude RULE)"
+	case refused > 0:
+		hint += "; rename or exclude the paths refused (silt cannot store them)"
+	}
 	return &refusedError{
 		msg:  fmt.Sprintf("%s: kept the local copies (listed above)", count(st.Files.Conflicts, "conflict")),
-		hint: "see them with silt status" + d + "; settle each with silt resolve" + d + " --keep-local|--take-remote PATH (or --all)",
+		hint: hint,
 	}
 }
 

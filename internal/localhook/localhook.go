@@ -52,3 +52,34 @@ func Fire(root, path string, s Stage) {
 		fn.(func(string, Stage))(path, s)
 	}
 }
+
+var (
+	faulting atomic.Int32
+	faults   sync.Map // cache root -> func(path string) error
+)
+
+// SetWriteFault makes the writes of downloads into the cache rooted at
+// root fail with the error fn returns for the data path (nil: the write
+// goes ahead), until the returned function is called: a full disk
+// (syscall.ENOSPC) or a quota, at a point the test chooses.
+func SetWriteFault(root string, fn func(path string) error) (unset func()) {
+	faults.Store(root, fn)
+	faulting.Add(1)
+	return func() {
+		if _, ok := faults.LoadAndDelete(root); ok {
+			faulting.Add(-1)
+		}
+	}
+}
+
+// WriteFault is the error the fault set for root gives the write of path's
+// download, or nil.
+func WriteFault(root, path string) error {
+	if faulting.Load() == 0 {
+		return nil
+	}
+	if fn, ok := faults.Load(root); ok {
+		return fn.(func(string) error)(path)
+	}
+	return nil
+}

@@ -120,6 +120,8 @@ export interface Status {
   seen_seq: number;
   remote_seq: number;
   remote_moved: boolean;
+  /** A pull failed since the last whole pull that succeeded: what it installed stays, but the cache may not hold the snapshot. */
+  pull_incomplete?: boolean;
   conflicts?: ConflictRecord[] | null;
   lazy?: number;
   backups?: BackupRecord[] | null;
