@@ -14,6 +14,13 @@ export interface ServiceLockOptions {
   /** The holder's process and machine recorded in the lock; default this process's. */
   pid?: number;
   hostname?: string;
+  /**
+   * Make release() (and so withLock) throw SiltLockLostError when the
+   * lease was lost while held. Default false: release returns quietly, as
+   * the host's own locks do (a finished step stays finished), and the loss
+   * is observable through signal, lost and inspect().
+   */
+  throwOnLoss?: boolean;
 }
 
 /** The lease was lost (force-released, or taken over after missed heartbeats) while held. */
@@ -29,6 +36,7 @@ export class ServiceLock {
   #timer: ReturnType<typeof setInterval> | undefined;
   #lost: unknown;
   #hold: AbortController | undefined;
+  #lastLoss: SiltLockLostError | undefined;
 
   constructor(readonly client: SiltClient, readonly key: string, readonly opts: ServiceLockOptions = {}) {}
 
@@ -49,6 +57,7 @@ export class ServiceLock {
     }, { signal: o.signal });
     this.#lease = lease;
     this.#lost = undefined;
+    this.#lastLoss = undefined;
     this.#hold = new AbortController();
     const hold = this.#hold;
     this.#timer = setInterval(() => {
@@ -73,8 +82,20 @@ export class ServiceLock {
   }
 
   /**
-   * Frees the lock; idempotent. It throws SiltLockLostError when the lease
-   * was lost while held: the critical section was not protected to its end.
+   * The loss of the last hold (force-released, or taken over after missed
+   * heartbeats) as a SiltLockLostError, kept after release() until the
+   * next acquire; undefined when the hold was kept to its end.
+   */
+  get lost(): SiltLockLostError | undefined {
+    return this.#lastLoss;
+  }
+
+  /**
+   * Frees the lock; idempotent. After a take-over it frees nothing (the
+   * new holder keeps the lock) and returns quietly, as the host's own
+   * locks do; the loss shows in signal (aborted), lost and inspect(). With
+   * throwOnLoss it throws SiltLockLostError instead: the critical section
+   * was not protected to its end.
    */
   async release(): Promise<void> {
     const lease = this.#lease;
@@ -83,21 +104,27 @@ export class ServiceLock {
     this.#lease = undefined;
     this.#lost = undefined;
     if (!lease) return;
-    if (lost !== undefined) throw new SiltLockLostError(this.key, lost);
-    try {
-      await this.client.release(lease.lease);
-    } catch (e) {
-      if (e instanceof SiltError && e.code === "lock_lost") {
-        this.#hold?.abort(new SiltLockLostError(this.key, e));
-        throw new SiltLockLostError(this.key, e);
+    let loss: SiltLockLostError | undefined;
+    if (lost !== undefined) {
+      loss = new SiltLockLostError(this.key, lost);
+    } else {
+      try {
+        await this.client.release(lease.lease);
+      } catch (e) {
+        if (!(e instanceof SiltError && e.code === "lock_lost")) throw e;
+        loss = new SiltLockLostError(this.key, e);
       }
-      throw e;
     }
+    if (loss === undefined) return;
+    this.#lastLoss = loss;
+    this.#hold?.abort(loss);
+    if (this.opts.throwOnLoss) throw loss;
   }
 
   /**
-   * Runs fn under the lock and releases it however fn ends. fn gets a
-   * signal that aborts if the lease is lost meanwhile; a lost lease makes
+   * Runs fn under the lock and releases it however fn ends, returning fn's
+   * result. fn gets a signal that aborts if the lease is lost meanwhile
+   * (lost says so afterwards); with throwOnLoss a lost lease makes
    * withLock reject with SiltLockLostError even if fn completed.
    */
   async withLock<T>(fn: (signal: AbortSignal) => Promise<T> | T, o: { signal?: AbortSignal } = {}): Promise<T> {

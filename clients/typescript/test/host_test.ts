@@ -207,9 +207,23 @@ export function registerHostTests(fx: Fixture, get: () => { client: SiltClient; 
     await l.release();
   });
 
-  test("regression: a lost lease aborts withLock's signal, and withLock rejects (ran to the end quietly)", async () => {
+  test("a lost lease aborts withLock's signal; withLock returns fn's result, lost says what happened", async () => {
     const { client } = get();
-    const l = new ServiceLock(client, "locks/lost", { ttlMs: 600 });
+    const l = new ServiceLock(client, "locks/lost-quiet", { ttlMs: 600 });
+    const breaker = new ServiceLock(client, "locks/lost-quiet");
+    const out = await l.withLock(async (signal) => {
+      const held = await breaker.inspect();
+      equal(await breaker.forceRelease(held!.nonce!), true, "force-release");
+      await until(() => signal.aborted, "the hold's signal to abort");
+      return 7;
+    });
+    equal(out, 7, "withLock returns fn's result after a loss");
+    assert(l.lost instanceof SiltLockLostError, "lost reports the loss");
+  });
+
+  test("regression (throwOnLoss): a lost lease aborts withLock's signal, and withLock rejects (ran to the end quietly)", async () => {
+    const { client } = get();
+    const l = new ServiceLock(client, "locks/lost", { ttlMs: 600, throwOnLoss: true });
     const breaker = new ServiceLock(client, "locks/lost");
     let sawAbort = false;
     await rejects(
@@ -225,12 +239,34 @@ export function registerHostTests(fx: Fixture, get: () => { client: SiltClient; 
     assert(sawAbort, "the callback's signal carried SiltLockLostError");
   });
 
-  test("regression: release after a force-release throws (returned quietly)", async () => {
+  test("release after a take-over is quiet and frees nothing; signal, lost and inspect show the loss (issue 36)", async () => {
     const { client } = get();
     const l = new ServiceLock(client, "locks/quiet", { ttlMs: 60_000 });
     await l.acquire();
+    const signal = l.signal!;
     const held = await l.inspect();
     equal(await client.forceRelease("locks/quiet", held!.nonce!), true, "force-release");
+    const other = new ServiceLock(client, "locks/quiet", { holder: "the-new-holder" });
+    await other.acquire();
+    await l.release(); // quiet, as the host's S3 and GCS locks
+    assert(signal.aborted && signal.reason instanceof SiltLockLostError, "the hold's signal carries the loss");
+    assert(l.lost instanceof SiltLockLostError, "lost reports it");
+    equal((await l.inspect())?.holder, "the-new-holder", "the new holder keeps the lock");
+    await l.release(); // idempotent afterwards
+    await other.release();
+    equal(other.lost, undefined, "a hold kept to its end reports no loss");
+    equal(await l.inspect(), null, "free after the new holder's release");
+    await l.acquire();
+    equal(l.lost, undefined, "acquire clears the last loss");
+    await l.release();
+  });
+
+  test("regression (throwOnLoss): release after a force-release throws (returned quietly)", async () => {
+    const { client } = get();
+    const l = new ServiceLock(client, "locks/quiet-strict", { ttlMs: 60_000, throwOnLoss: true });
+    await l.acquire();
+    const held = await l.inspect();
+    equal(await client.forceRelease("locks/quiet-strict", held!.nonce!), true, "force-release");
     await rejects(l.release(), (e) => e instanceof SiltLockLostError, "release");
     await l.release(); // idempotent afterwards
   });
