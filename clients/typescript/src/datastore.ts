@@ -155,6 +155,10 @@ export class HostLock {
   forceRelease(expectedNonce: string): Promise<boolean> {
     return this.#lock.forceRelease(expectedNonce);
   }
+  /** The loss of the last hold (see ServiceLock.lost): release() itself is quiet. */
+  get lost(): Error | undefined {
+    return this.#lock.lost;
+  }
   /** The signal of the current hold: aborted when the lease is lost. */
   get signal(): AbortSignal | undefined {
     return this.#lock.signal;

@@ -31,6 +31,18 @@ export class SiltLockLostError extends SiltError {
   }
 }
 
+/**
+ * acquire() waited maxWaitMs and another holder kept the lock: code
+ * "lock_timeout", with the lockKey and waitedMs a host's lock-timeout
+ * handling reads (its lock conformance checks the three by name).
+ */
+export class SiltLockTimeoutError extends SiltError {
+  constructor(readonly lockKey: string, readonly waitedMs: number, cause?: unknown) {
+    super("lock_timeout", cause instanceof Error ? cause.message : `silt: lock ${JSON.stringify(lockKey)} is held by another holder (waited ${waitedMs} ms)`, 409);
+    this.name = "SiltLockTimeoutError";
+  }
+}
+
 export class ServiceLock {
   #lease: Lease | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -48,13 +60,22 @@ export class ServiceLock {
   async acquire(o: { signal?: AbortSignal } = {}): Promise<void> {
     if (this.#lease) return;
     const ttlMs = this.opts.ttlMs ?? 30_000;
-    const lease = await this.client.acquire(this.key, {
-      ttlMs,
-      maxWaitMs: this.opts.maxWaitMs ?? 60_000,
-      holder: this.opts.holder,
-      pid: this.opts.pid ?? process.pid,
-      hostname: this.opts.hostname ?? hostname(),
-    }, { signal: o.signal });
+    const start = Date.now();
+    let lease: Lease;
+    try {
+      lease = await this.client.acquire(this.key, {
+        ttlMs,
+        maxWaitMs: this.opts.maxWaitMs ?? 60_000,
+        holder: this.opts.holder,
+        pid: this.opts.pid ?? process.pid,
+        hostname: this.opts.hostname ?? hostname(),
+      }, { signal: o.signal });
+    } catch (e) {
+      if (e instanceof SiltError && e.code === "lock_timeout" && !(e instanceof SiltLockTimeoutError)) {
+        throw new SiltLockTimeoutError(this.key, Date.now() - start, e);
+      }
+      throw e;
+    }
     this.#lease = lease;
     this.#lost = undefined;
     this.#lastLoss = undefined;

@@ -163,6 +163,13 @@ test("a lock through the service excludes a second holder", async () => {
   const info = await a.inspect();
   assert(info !== null && info.held, "inspect while held");
   await rejects(b.acquire(), code("lock_timeout"), "second acquire");
+  // The shape a host's lock-timeout handling reads (its lock conformance
+  // checks code, lockKey and waitedMs by name).
+  const waiter = new ServiceLock(client, "data/aws/ec2/vpc/11111111-aaaa/.lock", { maxWaitMs: 200 });
+  const t = await waiter.acquire().then(() => undefined, (e) => e as Record<string, unknown>);
+  equal(typeof t?.code === "string" ? (t.code as string).toLowerCase() : t?.code, "lock_timeout", "timeout code");
+  equal(t?.lockKey, "data/aws/ec2/vpc/11111111-aaaa/.lock", "timeout lockKey");
+  assert(typeof t?.waitedMs === "number" && (t.waitedMs as number) >= 150, `timeout waitedMs ${t?.waitedMs}`);
   await a.release();
   await a.release(); // idempotent
   equal(await a.inspect(), null, "free after release");
