@@ -32,13 +32,15 @@ func (m *modelRun) actions() map[string]func(*rapid.T) {
 		"migrate":     m.actMigrate, // model_migrate.go
 		"restart":     m.actRestart,
 		"fault":       m.actFault,
-		"diskFull":    m.actDiskFull, // model_disk.go
 		"":            m.checkAlways,
 	}
 	if m.concurrent {
 		maps.Copy(acts, m.concActions())
 	}
 	maps.Copy(acts, m.gcActions())
+	if os.Getenv(ModelDiskFullEnv) != "" {
+		acts["diskFull"] = m.actDiskFull // model_disk.go
+	}
 	if m.live != nil {
 		delete(acts, "fault")    // faults come with every operation
 		delete(acts, "diskFull") // not transient: no retry heals it
