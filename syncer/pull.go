@@ -87,12 +87,14 @@ func (s *Syncer) notePull(sc scope, err error) {
 	if err != nil {
 		failed = 1
 	}
-	_ = s.st.update(func(t stx) error {
-		if t.metaUint(metaPullFailed) == failed {
-			return nil
-		}
-		return t.setMetaUint(metaPullFailed, failed)
-	})
+	// Read first: an unchanged flag costs no write transaction (no fsync)
+	// on the pull that finds nothing to do.
+	var cur uint64
+	_ = s.st.view(func(t stx) error { cur = t.metaUint(metaPullFailed); return nil })
+	if cur == failed {
+		return
+	}
+	_ = s.st.update(func(t stx) error { return t.setMetaUint(metaPullFailed, failed) })
 }
 
 type pullKind int
