@@ -27,6 +27,12 @@ type upload struct {
 }
 
 // record is the record of u's hashed bytes, with the executable bit x.
+
+// RefusedReason begins the Conflict.Reason of a path no store key can
+// hold (index.ValidPath refused it: not UTF-8, say): resolve cannot
+// settle such a conflict, only a rename or an exclude rule can.
+const RefusedReason = "refused: "
+
 func (u upload) record(x bool) fileRecord {
 	return fileRecord{Size: u.local.size, SHA256: u.sha, MtimeNs: u.local.mtimeNs, Hydrated: true, VerifiedNs: verifiedNs(u.local, u.proved), Exec: x}
 }
@@ -170,7 +176,7 @@ func (s *Syncer) planRoot(ctx context.Context, o *op, root string, lp *localPlan
 			}
 			p := string(pb)
 			if err := index.ValidPath(p); err != nil {
-				lp.refused[p] = "refused: " + err.Error()
+				lp.refused[p] = RefusedReason + err.Error()
 				return nil
 			}
 			walked = true

@@ -34,7 +34,7 @@ func (c *cli) conflicted(st syncer.Stats, dir string) error {
 	hint := "see them with silt status" + d + "; settle each with silt resolve" + d + " --keep-local|--take-remote PATH (or --all)"
 	refused := 0
 	for _, cf := range st.Conflicts {
-		if strings.HasPrefix(cf.Reason, "refused: ") {
+		if strings.HasPrefix(cf.Reason, syncer.RefusedReason) {
 			refused++
 		}
 	}
