@@ -38,9 +38,7 @@ func (m *modelRun) actions() map[string]func(*rapid.T) {
 		maps.Copy(acts, m.concActions())
 	}
 	maps.Copy(acts, m.gcActions())
-	if os.Getenv(ModelDiskFullEnv) != "" {
-		acts["diskFull"] = m.actDiskFull // model_disk.go
-	}
+	acts["diskFull"] = m.actDiskFull // model_disk.go
 	if m.live != nil {
 		delete(acts, "fault")    // faults come with every operation
 		delete(acts, "diskFull") // not transient: no retry heals it

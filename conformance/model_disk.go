@@ -10,13 +10,6 @@ import (
 	"github.com/siltsync/silt/internal/localhook"
 )
 
-// ModelDiskFullEnv, when set, adds the full-disk step to the model. It is
-// opt-in for now: a new step changes every sequence a fixed seed draws,
-// and the first CI run with it drawn found F28 (a paused format-3
-// migration beside pushes, testdata/model-findings.md), open, which the
-// fixed seed must not meet until it is fixed.
-const ModelDiskFullEnv = "SILT_MODEL_DISKFULL"
-
 // actDiskFull is the disk of a cache filling up under a pull: the k-th
 // download write of the pull fails with ENOSPC, and every one after it,
 // as a full disk does (issue 37: a pull that ran out of disk left a

@@ -68,15 +68,22 @@ func ReadManifest(ctx context.Context, b backend.Backend, opts backend.GetOption
 func readHead(ctx context.Context, b backend.Backend, opts backend.GetOptions, now func() time.Time) (Head, error) {
 	data, info, err := readBounded(ctx, b, ManifestKey, opts, MaxManifestBytes)
 	if backend.IsNotExist(err) {
-		err := checkNoHistory(ctx, b)
-		if errors.Is(err, errLogMarker) {
+		var me *ManifestMissingError
+		switch herr := checkNoHistory(ctx, b); {
+		case herr == nil:
+			return Head{Manifest: Empty()}, nil
+		case errors.Is(herr, errLogMarker):
 			h, _, err := resolveByList(ctx, b, now)
 			return h, err
+		case !errors.As(herr, &me):
+			return Head{}, herr
 		}
-		if err != nil {
-			return Head{}, err
+		// The history may be younger than our read of the manifest: the
+		// bucket's first commits can land between the two (F28). A
+		// manifest that is there now was never missing.
+		if data, info, err = readBounded(ctx, b, ManifestKey, opts, MaxManifestBytes); backend.IsNotExist(err) {
+			return Head{}, me
 		}
-		return Head{Manifest: Empty()}, nil
 	}
 	if err != nil {
 		return Head{}, fmt.Errorf("read manifest: %w", err)
