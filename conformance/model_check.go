@@ -370,7 +370,11 @@ func (m *modelRun) checkPull(c *mcache, scope []string, meta bool, snap snapshot
 			c.lazy()[p] = true
 			delete(c.unknown, p)
 		case o.fired || o.err != nil:
-			if xa != xb {
+			// A pull that failed part way (a full disk) may or may not
+			// have reached p: absent on both sides, the engine may have
+			// dropped its record, so the next write of p may be a new
+			// file or a conflict with the deletion (F29).
+			if xa != xb || xa == "" && r == "" && c.base[p] != "" {
 				c.unknown[p] = true
 			}
 		}

@@ -168,7 +168,7 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 	if err != nil {
 		return rep, err
 	}
-	oldLog, err := markLegacyLog(ctx, b, young, seqs, at, cpAt, low, marks)
+	oldLog, err := markLegacyLog(ctx, b, young, old, seqs, at, cpAt, low, marks)
 	if err != nil {
 		return rep, err
 	}
@@ -240,9 +240,13 @@ func markLegacy(ctx context.Context, b backend.Backend, young func(time.Time) bo
 // entries below low are whole states, listed by Log, so one superseded
 // within the grace period is a root and an older one is returned to be
 // deleted, lowest first and only as a prefix (readers rely on gc deleting
-// the log in seq order). Deltas below low are left as they are.
-func markLegacyLog(ctx context.Context, b backend.Backend, young func(time.Time) bool, seqs []uint64, at, cpAt map[uint64]backend.ObjectInfo, low uint64, marks *gcMarks) ([]backend.ObjectInfo, error) {
-	var old []backend.ObjectInfo
+// the log in seq order). They are log entries still: a reader holding one
+// takes an absent successor for "none written" for LogTrust, so one goes
+// only when its successor is old by the log's rule too (old: older than
+// max(grace, MinLogGrace) by the store's clock), as in gcLog, whatever the
+// grace (F30). Deltas below low are left as they are.
+func markLegacyLog(ctx context.Context, b backend.Backend, young, old func(time.Time) bool, seqs []uint64, at, cpAt map[uint64]backend.ObjectInfo, low uint64, marks *gcMarks) ([]backend.ObjectInfo, error) {
+	var gone []backend.ObjectInfo
 	prefix := true
 	for _, k := range seqs {
 		if k >= low {
@@ -260,8 +264,8 @@ func markLegacyLog(ctx context.Context, b backend.Backend, young func(time.Time)
 			continue
 		}
 		next, ok := successor(at, cpAt, k, low)
-		if prefix && !young(at[k].ModTime) && ok && !young(next.ModTime) {
-			old = append(old, at[k])
+		if prefix && !young(at[k].ModTime) && ok && !young(next.ModTime) && old(next.ModTime) {
+			gone = append(gone, at[k])
 			continue
 		}
 		prefix = false
@@ -273,7 +277,7 @@ func markLegacyLog(ctx context.Context, b backend.Backend, young func(time.Time)
 			return nil, fmt.Errorf("gc: %w", err)
 		}
 	}
-	return old, nil
+	return gone, nil
 }
 
 // successor is what superseded the legacy snapshot seq of a migrated
