@@ -68,7 +68,8 @@ func RunOutsideModel(t *testing.T, newBackend Factory, budget ModelBudget) {
 	budget = budget.resolved()
 	withRapidBudget(budget, false, func() {
 		rapid.Check(t, func(rt *rapid.T) {
-			o := &outsideRun{t: rt, ctx: context.Background(), store: newBackend(t), snaps: map[string]map[string]string{}, format: modelFormat(rt)}
+			store := newBackend(t)
+			o := &outsideRun{t: rt, ctx: context.Background(), store: store, snaps: map[string]map[string]string{}, format: modelFormat(rt, store)}
 			for i := range 2 {
 				dir := t.TempDir()
 				s, err := syncer.Open(o.ctx, syncer.Config{Backend: o.store, Dir: dir, ShardMaxEntries: 4, PackThreshold: modelPackThreshold, PackSize: modelPackSize, Format: o.format, CheckpointEvery: modelCheckpointEvery})

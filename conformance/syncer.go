@@ -46,14 +46,16 @@ var syncerChecks = []struct {
 
 // RunSyncer runs every syncer scenario as a subtest of t, each on fresh
 // backends from newBackend, with real cache directories, and checks the
-// remote's consistency after each. The store must claim ConditionalPut
-// (stores without it commit under a lock; see the syncer package).
+// remote's consistency after each. The store must claim ConditionalPut or
+// AtomicCreate: the default format commits by the create-if-absent of a
+// log entry (a store with neither commits only under a lock; see the
+// syncer package).
 func RunSyncer(t *testing.T, newBackend Factory) {
 	for _, c := range syncerChecks {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBackend(t)
-			if !b.Capabilities().ConditionalPut {
-				t.Skip("backend does not claim ConditionalPut: the syncer commits under a lock there")
+			if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate {
+				t.Skip("backend claims neither ConditionalPut nor AtomicCreate: the syncer commits under a lock there")
 			}
 			c.fn(t, newBackend)
 		})

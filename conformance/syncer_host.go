@@ -222,8 +222,12 @@ func checkVerifyHealthyStore(t *testing.T, nb Factory) {
 	if err != nil || !r.Healthy {
 		t.Errorf("verify: %+v, %v", r, err)
 	}
-	if r.Race.Got != verify.Racers*verify.Increments {
+	store := nb(t)
+	if store.Capabilities().ConditionalPut && r.Race.Got != verify.Racers*verify.Increments {
 		t.Errorf("verify ran no compare-and-swap race: %+v", r.Race)
+	}
+	if r.CreateRace.Rounds != verify.CreateRounds || !r.CreateRace.OK() {
+		t.Errorf("verify ran no create-if-absent race: %+v", r.CreateRace)
 	}
 }
 

@@ -137,7 +137,7 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 				return CommitResult{Attempts: attempt}, err
 			}
 		}
-		if base.Version == "" && format >= LogFormat && caps.ConditionalPut {
+		if base.Version == "" && format >= LogFormat && (caps.ConditionalPut || caps.AtomicCreate) {
 			g, err := createLog(ctx, b, format, now)
 			switch {
 			case backend.IsPrecondition(err): // another writer created the bucket

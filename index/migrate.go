@@ -104,7 +104,10 @@ func Migrate(ctx context.Context, b backend.Backend, opts MigrateOptions) (Migra
 			// a migration beside ours did: either way it is done.
 			return rep, finishMigration(ctx, b, h, &rep)
 		}
-		if !b.Capabilities().ConditionalPut {
+		// From format 2 or 3 the commit point is the manifest's
+		// compare-and-swap; from format 4 the create-if-absent of a log
+		// entry, which atomic create settles.
+		if caps := b.Capabilities(); !caps.ConditionalPut && (h.Manifest.Format < LogFormat || !caps.AtomicCreate) {
 			return rep, fmt.Errorf("migrate: %w", ErrNoConditionalWrites)
 		}
 		rep.To = DeltaFormat

@@ -69,7 +69,14 @@ type commitResult struct {
 func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, first *index.Head, fence *Fence, pl pipeline) (commitResult, error) {
 	b := o.backend()
 	caps := b.Capabilities()
-	if !caps.ConditionalPut {
+	if !caps.ConditionalPut && first == nil && caps.AtomicCreate {
+		h, err := s.readManifest(ctx, b)
+		if err != nil {
+			return commitResult{}, err
+		}
+		first = &h
+	}
+	if !caps.ConditionalPut && !(caps.AtomicCreate && s.commitsByLog(*first)) {
 		if s.cfg.CommitLock == nil {
 			return commitResult{}, ErrNoConditionalWrite
 		}
@@ -471,4 +478,15 @@ func (s *Syncer) writeShards(ctx context.Context, b backend.Backend, sh *shards,
 		})
 	}
 	return g.Wait()
+}
+
+// commitsByLog says whether a commit on head h is the create-if-absent of
+// a log entry (a log bucket, or an empty one this cache creates as one),
+// which a store with AtomicCreate settles alone: only a bucket whose
+// manifest is its commit point needs compare-and-swap or the commit lock.
+func (s *Syncer) commitsByLog(h index.Head) bool {
+	if h.Version == "" {
+		return s.cfg.Format == 0 || s.cfg.Format >= index.LogFormat
+	}
+	return h.IsLog()
 }

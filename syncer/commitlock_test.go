@@ -11,6 +11,7 @@ import (
 
 	"gocloud.dev/blob/memblob"
 
+	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/blob"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/conformance"
@@ -19,9 +20,10 @@ import (
 	"github.com/siltsync/silt/syncer"
 )
 
-// A store without compare-and-swap (a gocloud bucket) refuses to commit
-// unless a distributed lock serialises commits; with one, concurrent
-// writers lose nothing and every commit records the lock's fencing token.
+// A bucket in format 3 on a store without compare-and-swap (a gocloud
+// bucket) refuses to commit unless a distributed lock serialises commits;
+// with one, concurrent writers lose nothing and every commit records the
+// lock's fencing token.
 func TestSyncer_CommitUnderLock_StoreWithoutCAS(t *testing.T) {
 	bkt := memblob.OpenBucket(nil)
 	t.Cleanup(func() { bkt.Close() })
@@ -30,7 +32,7 @@ func TestSyncer_CommitUnderLock_StoreWithoutCAS(t *testing.T) {
 	ctx := context.Background()
 
 	open := func(withLock bool) *syncer.Syncer {
-		cfg := syncer.Config{Backend: store, Dir: t.TempDir()}
+		cfg := syncer.Config{Backend: store, Dir: t.TempDir(), Format: index.FormatVersion}
 		if withLock {
 			l, err := lock.New(locks, ".silt/locks/commit", lock.Options{})
 			if err != nil {
@@ -93,17 +95,29 @@ func TestSyncer_CommitUnderLock_StoreWithoutCAS(t *testing.T) {
 // outside the lock; the second commit must then fail clearly, not record a
 // version the store no longer holds.
 func TestSyncer_CommitPush_StaleManifest_ReportsConflict(t *testing.T) {
+	for _, format := range []int{index.FormatVersion, index.DefaultFormat} {
+		t.Run(fmt.Sprint("format", format), func(t *testing.T) { testStaleManifestConflict(t, format) })
+	}
+}
+
+// testStaleManifestConflict: format 3 commits under the lock, the default
+// format by the log without one.
+func testStaleManifestConflict(t *testing.T, format int) {
 	bkt := memblob.OpenBucket(nil)
 	t.Cleanup(func() { bkt.Close() })
 	store := blob.New(bkt, blob.Config{AtomicCreate: true, ListAfterWrite: true})
 	locks := mem.New()
 	ctx := context.Background()
 	open := func() *syncer.Syncer {
-		l, err := lock.New(locks, ".silt/locks/commit", lock.Options{})
-		if err != nil {
-			t.Fatal(err)
+		cfg := syncer.Config{Backend: store, Dir: t.TempDir(), Format: format}
+		if format == index.FormatVersion {
+			l, err := lock.New(locks, ".silt/locks/commit", lock.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.CommitLock = l
 		}
-		s, err := syncer.Open(ctx, syncer.Config{Backend: store, Dir: t.TempDir(), CommitLock: l})
+		s, err := syncer.Open(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,5 +156,77 @@ func TestSyncer_CommitPush_StaleManifest_ReportsConflict(t *testing.T) {
 	st, err := b.CommitPush(ctx, pb, nil)
 	if err != nil || st.Files.Conflicts != 1 || st.Conflicts[0].Path != "p" {
 		t.Errorf("second commit: %+v, %v, want a conflict on p", st.Conflicts, err)
+	}
+}
+
+// The default format commits by create-if-absent of a log entry, which a
+// store with atomic create but no compare-and-swap (Azure Blob, gocloud's
+// mem) settles without any lock: concurrent writers with no commit lock
+// lose nothing, and the bucket is in the default format. A store with
+// neither is still refused.
+func TestSyncer_DefaultFormat_AtomicCreateStore_CommitsWithoutLock(t *testing.T) {
+	bkt := memblob.OpenBucket(nil)
+	t.Cleanup(func() { bkt.Close() })
+	store := blob.New(bkt, blob.Config{AtomicCreate: true, ListAfterWrite: true})
+	ctx := context.Background()
+	open := func(b backend.Backend) *syncer.Syncer {
+		s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	write := func(s *syncer.Syncer, p string) {
+		abs := filepath.Join(s.Root(), p)
+		os.MkdirAll(filepath.Dir(abs), 0o755)
+		if err := os.WriteFile(abs, []byte(p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MarkDirty(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const writers = 6
+	var wg sync.WaitGroup
+	for w := range writers {
+		s := open(store)
+		wg.Go(func() {
+			for r := range 3 {
+				write(s, fmt.Sprintf("data/w%d/r%d", w, r))
+				if _, err := s.Push(ctx, syncer.PushOptions{}); err != nil {
+					t.Errorf("writer %d: %v", w, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	h, err := index.ReadHead(ctx, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Manifest.Format != index.DefaultFormat || h.Manifest.Entries() != writers*3 {
+		t.Errorf("format %d with %d entries; want format %d with %d", h.Manifest.Format, h.Manifest.Entries(), index.DefaultFormat, writers*3)
+	}
+	reader := open(store)
+	if _, err := reader.Pull(ctx, syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for w := range writers {
+		for r := range 3 {
+			p := fmt.Sprintf("data/w%d/r%d", w, r)
+			if got, err := os.ReadFile(filepath.Join(reader.Root(), p)); err != nil || string(got) != p {
+				t.Errorf("%s after a pull: %q, %v", p, got, err)
+			}
+		}
+	}
+	conformance.CheckRemote(t, store, "")
+
+	nbkt := memblob.OpenBucket(nil)
+	t.Cleanup(func() { nbkt.Close() })
+	bare := open(blob.New(nbkt, blob.Config{ListAfterWrite: true}))
+	write(bare, "x/refused")
+	if _, err := bare.Push(ctx, syncer.PushOptions{}); !errors.Is(err, syncer.ErrNoConditionalWrite) {
+		t.Fatalf("push to a store with neither conditional put nor atomic create: %v, want ErrNoConditionalWrite", err)
 	}
 }

@@ -60,8 +60,9 @@ type Config struct {
 	// "Format 4: the log"), for commit rates above a store's per-object
 	// write limit; index.DeltaFormat is the log with deltas and
 	// checkpoints (FORMAT.md, "Format 5"), for index bytes per commit that
-	// do not grow with the bucket; 0 means index.FormatVersion. A bucket that exists
-	// keeps its own format.
+	// do not grow with the bucket; 0 means index.DefaultFormat (the
+	// log of deltas, on every store with conditional writes or atomic
+	// create). A bucket that exists keeps its own format.
 	Format int
 	// CheckpointEvery is how often this cache writes a checkpoint of a
 	// DeltaFormat bucket: after committing a seq that is a multiple of it

@@ -30,6 +30,10 @@ type Result struct {
 	// Race is what Racers concurrent compare-and-swap writers
 	// observed (zero when the store claims no compare-and-swap).
 	Race probe.RaceReport `json:"race"`
+	// CreateRace is what Racers writers racing to create one key
+	// observed, as writers race for a log bucket's next entry (zero
+	// when the store claims no create-if-absent).
+	CreateRace probe.CreateRaceReport `json:"create_race"`
 	// Seq, Shards and Entries describe the current index, every shard of
 	// which was read and checked against its hash.
 	Seq     uint64 `json:"seq"`
@@ -39,11 +43,14 @@ type Result struct {
 	Problems []string `json:"problems"`
 }
 
-// Racers and Increments size Run's compare-and-swap race:
+// Racers, Increments and CreateRounds size Run's races:
 // the conformance suite's race, bounded to a few seconds on a remote store.
 const (
 	Racers     = 16
 	Increments = 3
+	// CreateRounds is how many fresh keys Run's create-if-absent race
+	// contends for.
+	CreateRounds = 3
 )
 
 // Run checks, on scratch keys it removes, that the store answers, that
@@ -78,11 +85,20 @@ func Run(ctx context.Context, b backend.Backend) (Result, error) {
 		return res, nil
 	}
 	res.Problems = append(res.Problems, res.Probe.Problems...)
+	if (caps.ConditionalPut || caps.AtomicCreate) && res.Probe.IfNoneMatch {
+		// The default format's commit point, on every store.
+		res.CreateRace, err = probe.CreateRace(ctx, b, scratch+".create", Racers, CreateRounds)
+		switch {
+		case err != nil:
+			res.Problems = append(res.Problems, "create-if-absent race: "+err.Error())
+		case !res.CreateRace.OK():
+			res.Problems = append(res.Problems, fmt.Sprintf("create-if-absent is not atomic: %d writers racing for one key, %d creates acknowledged over %d rounds (%d kept other bytes)",
+				res.CreateRace.Writers, res.CreateRace.Won, res.CreateRace.Rounds, res.CreateRace.Wrong))
+		}
+	}
 	switch {
 	case !caps.ConditionalPut && !caps.AtomicCreate:
 		res.Problems = append(res.Problems, "claims neither create-if-absent nor compare-and-swap")
-	case !caps.ConditionalPut:
-		res.Problems = append(res.Problems, "has no compare-and-swap (If-Match): silt push cannot commit to it")
 	case res.Probe.IfMatch:
 		res.Race, err = probe.Race(ctx, b, scratch+".race", Racers, Increments)
 		switch {
@@ -100,6 +116,9 @@ func Run(ctx context.Context, b backend.Backend) (Result, error) {
 	}
 	res.Healthy = true
 	res.Message = "ok: reachable, index readable, create-if-absent and compare-and-swap honoured under contention"
+	if !caps.ConditionalPut {
+		res.Message = "ok: reachable, index readable, create-if-absent honoured under contention; no compare-and-swap, which the default format does not need (a bucket in format 3 commits only under a commit lock)"
+	}
 	return res, nil
 }
 

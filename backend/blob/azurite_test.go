@@ -29,6 +29,19 @@ var azPrefix atomic.Int64
 // The adapter claims AtomicCreate but no CAS, so the IfMatch checks skip,
 // each naming the capability.
 func TestBackend_Azurite_Conformance(t *testing.T) {
+	conformance.RunBackend(t, azuriteFactory(t))
+}
+
+// TestBackend_Azurite_SyncerConformance runs the syncer suite on Azure
+// Blob, a real store with create-if-absent and no compare-and-swap: the
+// default format commits there with no commit lock.
+func TestBackend_Azurite_SyncerConformance(t *testing.T) {
+	conformance.RunSyncer(t, azuriteFactory(t))
+}
+
+// azuriteFactory opens a fresh prefix of one container per call, on the
+// Azurite at SILT_TEST_AZBLOB_ENDPOINT; it skips t when that is unset.
+func azuriteFactory(t *testing.T) conformance.Factory {
 	endpoint := os.Getenv(envAzblobEndpoint)
 	if endpoint == "" {
 		if slices.Contains(strings.Split(os.Getenv("SILT_TEST_REQUIRE"), ","), "azblob") {
@@ -51,12 +64,12 @@ func TestBackend_Azurite_Conformance(t *testing.T) {
 	}
 	bkt.Close()
 	run := os.Getpid()
-	conformance.RunBackend(t, func(t *testing.T) backend.Backend {
+	return func(t *testing.T) backend.Backend {
 		url := fmt.Sprintf("blob+azblob://%s?%s&prefix=run-%d-%d/", cname, params, run, azPrefix.Add(1))
 		b, err := backend.Open(t.Context(), url)
 		if err != nil {
 			t.Fatalf("backend.Open(%s): %v", url, err)
 		}
 		return b
-	})
+	}
 }

@@ -290,7 +290,7 @@ var gcCmd = &command{
 var verifyCmd = &command{
 	name:    "verify",
 	args:    "[URL]",
-	summary: "check a store is reachable, its index readable, and that it honours If-None-Match and If-Match",
+	summary: "check a store is reachable, its index readable, and that it honours If-None-Match (and If-Match where it claims it) under contention",
 	example: "silt verify s3://my-bucket/silt?region=eu-west-1\nsilt verify                 # inside a cache: its bound bucket (or $SILT_REMOTE)",
 	maxArgs: 1, complete: completeURL,
 	setup: func(c *cli, fs *flag.FlagSet) runFunc {
@@ -309,13 +309,20 @@ var verifyCmd = &command{
 			problems := r.Problems
 			out := map[string]any{"op": "verify", "url": ob.url, "ok": r.Healthy,
 				"if_none_match": r.Probe.IfNoneMatch, "if_match": r.Probe.IfMatch, "conditional_delete": r.Probe.ConditionalDelete,
-				"race": r.Race, "latency_ms": r.LatencyMs, "problems": problems,
+				"race": r.Race, "create_race": r.CreateRace, "latency_ms": r.LatencyMs, "problems": problems,
 				"seq": r.Seq, "shards": r.Shards, "entries": r.Entries, "capabilities": b.Capabilities()}
 			if err := c.result(out, func() {
 				mark := map[bool]string{true: "ok  ", false: "FAIL"}
 				c.printf("%s reachable, index readable (seq %d, %s read, %s)\n", mark[true], r.Seq, count(r.Shards, "shard"), count(r.Entries, "file"))
 				c.printf("%s If-None-Match (create-if-absent)\n", mark[r.Probe.IfNoneMatch])
-				c.printf("%s If-Match (compare-and-swap)\n", mark[r.Probe.IfMatch])
+				if b.Capabilities().ConditionalPut || r.Probe.IfMatch {
+					c.printf("%s If-Match (compare-and-swap)\n", mark[r.Probe.IfMatch])
+				} else {
+					c.printf("none If-Match (compare-and-swap): not needed by the default format, which commits by create-if-absent\n")
+				}
+				if cr := r.CreateRace; cr.Writers > 0 {
+					c.printf("%s %d writers racing to create one key: %d created in %d rounds\n", mark[cr.OK()], cr.Writers, cr.Won, cr.Rounds)
+				}
 				if r.Race.Writers > 0 {
 					c.printf("%s %d writers racing on one key: %d of %d updates kept\n", mark[r.Race.OK()], r.Race.Writers, r.Race.Got, r.Race.Want)
 				}
