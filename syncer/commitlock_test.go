@@ -47,16 +47,7 @@ func TestSyncer_CommitUnderLock_StoreWithoutCAS(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	write := func(s *syncer.Syncer, p string) {
-		abs := filepath.Join(s.Root(), p)
-		os.MkdirAll(filepath.Dir(abs), 0o755)
-		if err := os.WriteFile(abs, []byte(p), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.MarkDirty(p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(s *syncer.Syncer, p string) { writeOwnName(t, s, p) }
 
 	bare := open(false)
 	write(bare, "x/refused")
@@ -177,16 +168,7 @@ func TestSyncer_DefaultFormat_AtomicCreateStore_CommitsWithoutLock(t *testing.T)
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	write := func(s *syncer.Syncer, p string) {
-		abs := filepath.Join(s.Root(), p)
-		os.MkdirAll(filepath.Dir(abs), 0o755)
-		if err := os.WriteFile(abs, []byte(p), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.MarkDirty(p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(s *syncer.Syncer, p string) { writeOwnName(t, s, p) }
 	const writers = 6
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -228,5 +210,20 @@ func TestSyncer_DefaultFormat_AtomicCreateStore_CommitsWithoutLock(t *testing.T)
 	write(bare, "x/refused")
 	if _, err := bare.Push(ctx, syncer.PushOptions{}); !errors.Is(err, syncer.ErrNoConditionalWrite) {
 		t.Fatalf("push to a store with neither conditional put nor atomic create: %v, want ErrNoConditionalWrite", err)
+	}
+}
+
+// writeOwnName writes p, holding its own name, in s's cache and marks it.
+func writeOwnName(t *testing.T, s *syncer.Syncer, p string) {
+	t.Helper()
+	abs := filepath.Join(s.Root(), p)
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(abs, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkDirty(p); err != nil {
+		t.Fatal(err)
 	}
 }
