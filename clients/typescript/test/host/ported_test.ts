@@ -20,7 +20,7 @@ import process from "node:process";
 import { assert, equal, rejects, run, test } from "../harness.ts";
 import { type HostFixture, hostFixture } from "./host_fixture.ts";
 
-let fx: HostFixture;
+let fx!: HostFixture;
 const ds = () => fx.first.repoDir + "/.swamp";
 const isTimeout = (key: string) => (e: unknown) => {
   const t = e as { name?: string; code?: string; lockKey?: string; waitedMs?: number };

@@ -10,7 +10,7 @@ import * as suite from "./vendor/datastore_conformance.ts";
 import { assert, run, test } from "../harness.ts";
 import { type HostFixture, hostFixture } from "./host_fixture.ts";
 
-let fx: HostFixture;
+let fx!: HostFixture;
 
 // Every export of the suite is run below; a new one upstream fails here
 // until it is wired in, rather than being silently skipped.
