@@ -330,3 +330,5 @@ export const datastore = {
 };
 
 export { SiltConflictError, SiltError } from "./client.ts";
+// The lock errors a host sees from createLock(...).acquire() and a lost hold, checkable by class.
+export { SiltLockLostError, SiltLockTimeoutError } from "./lock.ts";

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isZodSchemaLike } from "./vendor/zod_compat.ts";
+import { summarizeSyncError } from "./vendor/sync_error_diagnostic.ts";
 import {
   DatastoreTypeRegistry,
   extractTypeFromSource,
@@ -114,6 +115,16 @@ test("provider: the methods the host calls without await return values, not prom
   };
   for (const [k, v] of Object.entries(results)) assert(!isThenable(v), `${k} returned a promise`);
   equal(typeof results.resolveDatastorePath, "string", "datastore path");
+});
+
+test("errors: the host's summarizeSyncError reads the module's conflict and lock-timeout errors by code, name and message", () => {
+  // repo_context.ts wraps every failed prepare/commit/pull/push in this summary.
+  const conflict = new mod.SiltConflictError({ op: "push", files: { conflicts: 1 }, conflicts: [{ path: "data/t/m/state/latest", reason: "changed remotely" }] });
+  const s = summarizeSyncError("push", "@siltsync/silt", conflict);
+  assert(s.summary.startsWith("@siltsync/silt push failed (code=conflict): silt push: 1 conflict(s): data/t/m/state/latest"), s.summary);
+  equal([s.fields.code, s.fields.name], ["conflict", "SiltConflictError"], "fields");
+  const t = summarizeSyncError("push", "@siltsync/silt", new mod.SiltLockTimeoutError(".locks/repo-1.lock", 300));
+  equal([t.fields.code, t.fields.name], ["lock_timeout", "SiltLockTimeoutError"], "lock timeout fields");
 });
 
 let failed = 1;

@@ -38,6 +38,11 @@ test("host suite: assertLockConformance on a per-model lock key in the namespace
   );
 });
 
+test("host suite: assertLockConformance on the host's namespaced global lock key (.locks/{ns}.lock)", async () => {
+  // swamp's repo_context.ts datastoreGlobalLockOptions: a namespaced repository's global lock.
+  await suite.assertLockConformance(fx.second.provider.createLock(fx.second.repoDir + "/.swamp", { lockKey: `.locks/${fx.namespace}.lock` }));
+});
+
 test("host suite: assertVerifierConformance, healthy", async () => {
   const v = fx.first.provider.createVerifier();
   await suite.assertVerifierConformance(v);
