@@ -44,6 +44,12 @@ export interface SiltDatastoreConfig {
   adopt?: boolean;
   /** Services exit after this long idle (default 10 min). */
   idleExitMs?: number;
+  /**
+   * The host's own key, read by the host from this config (swamp's
+   * resolve_datastore.ts: `config.hydrationStrategy`, "lazy" makes its
+   * pulls metadata-only); accepted so the host's config passes, unused here.
+   */
+  hydrationStrategy?: "full" | "lazy";
 }
 
 /** The result of configSchema.safeParse, in the shape hosts read (zod's). */
@@ -51,8 +57,15 @@ export type SafeParse<T> =
   | { success: true; data: T }
   | { success: false; error: { issues: { path: string[]; message: string }[]; message: string } };
 
-/** A schema with safeParse and parse, without a runtime dependency. */
+/**
+ * A schema with safeParse and parse, without a runtime dependency. `_def`
+ * is there because the host's loader accepts a configSchema only when it
+ * is zod-like: `_def` present and parse and safeParse callable (swamp's
+ * isZodSchemaLike, src/domain/zod_compat.ts); without it the whole module
+ * fails to load ("configSchema: Invalid input").
+ */
 export interface ConfigSchema<T> {
+  readonly _def: { readonly typeName: string; readonly description: string };
   safeParse(v: unknown): SafeParse<T>;
   parse(v: unknown): T;
 }
@@ -60,6 +73,7 @@ export interface ConfigSchema<T> {
 const nsPattern = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 export const configSchema: ConfigSchema<SiltDatastoreConfig> = {
+  _def: { typeName: "SiltDatastoreConfig", description: "silt datastore config (hand-written, zod-compatible safeParse/parse)" },
   safeParse(v: unknown): SafeParse<SiltDatastoreConfig> {
     const issues: { path: string[]; message: string }[] = [];
     const bad = (path: string, message: string) => issues.push({ path: [path], message });
@@ -67,7 +81,7 @@ export const configSchema: ConfigSchema<SiltDatastoreConfig> = {
       bad("", "expected an object");
     } else {
       const o = v as Record<string, unknown>;
-      const known = new Set(["url", "namespace", "cachePath", "siltBin", "exclude", "adopt", "idleExitMs"]);
+      const known = new Set(["url", "namespace", "cachePath", "siltBin", "exclude", "adopt", "idleExitMs", "hydrationStrategy"]);
       for (const k of Object.keys(o)) if (!known.has(k)) bad(k, "unknown key");
       if (typeof o.url !== "string" || !/^[a-z][a-z0-9+.-]*:\/\/./i.test(o.url)) bad("url", "expected a bucket URL (scheme://...)");
       if (o.namespace !== undefined && (typeof o.namespace !== "string" || (o.namespace !== "" && !nsPattern.test(o.namespace)))) {
@@ -81,6 +95,9 @@ export const configSchema: ConfigSchema<SiltDatastoreConfig> = {
       }
       if (o.adopt !== undefined && typeof o.adopt !== "boolean") bad("adopt", "expected a boolean");
       if (o.idleExitMs !== undefined && (typeof o.idleExitMs !== "number" || !(o.idleExitMs >= 0))) bad("idleExitMs", "expected a number >= 0");
+      if (o.hydrationStrategy !== undefined && o.hydrationStrategy !== "full" && o.hydrationStrategy !== "lazy") {
+        bad("hydrationStrategy", 'expected "full" or "lazy"');
+      }
     }
     if (issues.length > 0) {
       return { success: false, error: { issues, message: issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ") } };
@@ -297,7 +314,13 @@ function writeSiltignore(root: string, rules: readonly string[]): void {
 
 /** The module the host loads: `import { datastore } from "@siltsync/client/datastore"`. */
 export const datastore = {
-  type: DATASTORE_TYPE,
+  // A string literal, not DATASTORE_TYPE: the host indexes extension files
+  // without importing them, reading the type from the source with a regex
+  // that takes the first quoted string after the key (swamp's
+  // datastore_kind_adapter.ts extractTypeFromSource; so no quoted example
+  // of the key in this comment either); an identifier leaves the file out
+  // of its catalog.
+  type: "@siltsync/silt",
   name: "silt",
   description: "silt: a cache directory kept in sync with an object store (S3, GCS, file://) through silt serve",
   configSchema,
@@ -307,3 +330,5 @@ export const datastore = {
 };
 
 export { SiltConflictError, SiltError } from "./client.ts";
+// The lock errors a host sees from createLock(...).acquire() and a lost hold, checkable by class.
+export { SiltLockLostError, SiltLockTimeoutError } from "./lock.ts";
