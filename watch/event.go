@@ -48,6 +48,10 @@ type Event struct {
 	Trigger string `json:"trigger,omitempty"`
 	// Stats are the step's pull or push statistics, conflicts included.
 	Stats *syncer.Stats `json:"stats,omitempty"`
+	// Reported counts the Stats.Conflicts an earlier event of this watch
+	// reported already: a conflict stays until it is resolved, and every
+	// pull that reads its shard lists it again.
+	Reported int `json:"reported,omitempty"`
 	// Err is why the step failed (KindError), or why the loop stopped;
 	// Error is its text, for JSON.
 	Err   error  `json:"-"`
@@ -66,14 +70,14 @@ type Event struct {
 }
 
 // Changed reports whether the step changed the cache or the bucket, or
-// found a conflict: the steps worth a line of output. A pull that found
-// the manifest unchanged did not.
+// found a conflict not reported before: the steps worth a line of
+// output. A pull that found the manifest unchanged did not.
 func (e Event) Changed() bool {
 	if e.Stats == nil {
 		return e.Kind != KindPull && e.Kind != KindPush
 	}
 	f := e.Stats.Files
-	return f.Downloaded+f.Uploaded+f.Deduplicated+f.Deleted+f.Removed+f.Conflicts > 0 || e.Stats.Commit != nil
+	return f.Downloaded+f.Uploaded+f.Deduplicated+f.Deleted+f.Removed > 0 || f.Conflicts > e.Reported || e.Stats.Commit != nil
 }
 
 // StepError is returned by [Run] for a failure retrying cannot mend: the

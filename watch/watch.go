@@ -98,6 +98,9 @@ type loop struct {
 	firstAt  time.Time       // when the oldest pending path arrived
 	failures int
 	holdTill time.Time // no step before it: the backoff after a failure
+	// conflicts are the paths a step reported in conflict, until a step
+	// changes them: what makes Event.Reported.
+	conflicts map[string]bool
 }
 
 // Run keeps c in sync until ctx ends, then returns nil; see the package
@@ -115,7 +118,7 @@ func Run(ctx context.Context, c Cache, opts Options) error {
 	if err != nil {
 		return &StepError{Step: TriggerStart, Err: err}
 	}
-	l := &loop{c: c, opts: opts, pending: map[string]bool{}}
+	l := &loop{c: c, opts: opts, pending: map[string]bool{}, conflicts: map[string]bool{}}
 	// Events first, then the first sync: a write during it is pushed
 	// next, not missed.
 	notifyErr := errors.New("NoNotify")
@@ -377,7 +380,7 @@ func (l *loop) pull(ctx context.Context, trigger string) error {
 	if err != nil {
 		return fmt.Errorf("pull: %w", err)
 	}
-	l.emit(Event{Kind: KindPull, Trigger: trigger, Stats: &st})
+	l.emit(Event{Kind: KindPull, Trigger: trigger, Stats: &st, Reported: l.reported(st)})
 	return nil
 }
 
@@ -396,6 +399,24 @@ func (l *loop) push(ctx context.Context, trigger string, paths []string) error {
 	if err != nil {
 		return fmt.Errorf("push: %w", err)
 	}
-	l.emit(Event{Kind: KindPush, Trigger: trigger, Stats: &st})
+	l.emit(Event{Kind: KindPush, Trigger: trigger, Stats: &st, Reported: l.reported(st)})
 	return nil
+}
+
+// reported counts the conflicts of st an earlier step reported, and
+// notes the new ones; a path the step changed otherwise is settled.
+func (l *loop) reported(st syncer.Stats) int {
+	for _, ch := range st.Changes {
+		if ch.Action != syncer.ActionConflict {
+			delete(l.conflicts, ch.Path)
+		}
+	}
+	n := 0
+	for _, cf := range st.Conflicts {
+		if l.conflicts[cf.Path] {
+			n++
+		}
+		l.conflicts[cf.Path] = true
+	}
+	return n
 }

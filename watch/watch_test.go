@@ -315,3 +315,37 @@ func TestRun_ClosedCache_StopsWithStepError(t *testing.T) {
 		t.Fatalf("Run on a closed cache: %v", err)
 	}
 }
+
+func TestRun_StandingConflict_ReportedOnce(t *testing.T) {
+	_, b := bucket(t)
+	a, other := cache(t, b), cache(t, b)
+	write(t, a.Root(), "shared", "base")
+	if _, err := a.Push(context.Background(), syncer.PushOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Pull(context.Background(), syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, other.Root(), "shared", "theirs")
+	if _, err := other.Push(context.Background(), syncer.PushOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, a.Root(), "shared", "ours") // before the watch: its first pull finds the conflict
+	w := start(t, a, fast(), nil)
+	_, i := w.wait(t, 0, "a poll", func(e watch.Event) bool { return e.Kind == watch.KindPull && e.Trigger == watch.TriggerPoll })
+	for k := 0; k < 5; k++ {
+		_, i = w.wait(t, i+1, "a poll", func(e watch.Event) bool { return e.Kind == watch.KindPull && e.Trigger == watch.TriggerPoll })
+	}
+	news := 0
+	for _, e := range w.snapshot() {
+		if e.Stats != nil && e.Stats.Files.Conflicts > e.Reported {
+			news++
+		}
+	}
+	if news != 1 {
+		t.Fatalf("the standing conflict was reported as new %d times, want once", news)
+	}
+	if got := read(t, a.Root(), "shared"); got != "ours" {
+		t.Errorf("local copy %q", got)
+	}
+}
