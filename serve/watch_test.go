@@ -117,3 +117,32 @@ func TestServer_Watch_NegativeDebounceIsBadRequest(t *testing.T) {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 }
+
+func TestServer_Watch_ShutdownEndsTheStreamCleanly(t *testing.T) {
+	st := start(t, mem.New())
+	hs := httptest.NewServer(st.srv.Handler())
+	defer hs.Close()
+	resp, err := http.Post(hs.URL+"/v1/watch", "application/json", strings.NewReader(`{"pollMs":50}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var sawStarted bool
+	var last event
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if e.Watch != nil && e.Watch.Kind == watch.KindStarted && !sawStarted {
+			sawStarted = true
+			st.srv.host.stop() // what Shutdown does first: long-lived streams end
+		}
+		last = e
+	}
+	var res WatchResult
+	if !sawStarted || last.Result == nil || json.Unmarshal(last.Result, &res) != nil || !res.Stopped || res.Job == "" {
+		t.Fatalf("the stream did not end with a clean stop: started %v, last %+v", sawStarted, last)
+	}
+}

@@ -349,3 +349,36 @@ func TestRun_StandingConflict_ReportedOnce(t *testing.T) {
 		t.Errorf("local copy %q", got)
 	}
 }
+
+func TestRun_FileStillBeingWritten_PushedWhole(t *testing.T) {
+	_, b := bucket(t)
+	a := cache(t, b)
+	opts := fast()
+	opts.Debounce = 400 * time.Millisecond
+	w := start(t, a, opts, nil)
+	from := w.len()
+	f, err := os.Create(filepath.Join(a.Root(), "slow.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A writer that pauses between chunks for less than the debounce:
+	// the pauses are the workload, not a synchronisation.
+	const chunks = 10
+	for i := range chunks {
+		if _, err := fmt.Fprintf(f, "chunk %d\n", i); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := read(t, a.Root(), "slow.log")
+	e, _ := w.wait(t, from, "the push of the file", func(e watch.Event) bool { return e.Kind == watch.KindPush && e.Stats.Commit != nil })
+	if e.Stats.Files.Uploaded != 1 {
+		t.Fatalf("push %+v", e.Stats.Files)
+	}
+	if got := pullFresh(t, b, "slow.log"); got != want {
+		t.Fatalf("the bucket holds %q, want the whole file %q", got, want)
+	}
+}
