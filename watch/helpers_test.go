@@ -11,7 +11,6 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	_ "github.com/siltsync/silt/backend/fs" // file:// buckets, as the CLI opens them
-	"github.com/siltsync/silt/backend/wrap"
 	"github.com/siltsync/silt/syncer"
 	"github.com/siltsync/silt/watch"
 )
@@ -198,5 +197,3 @@ func pullFresh(t *testing.T, b backend.Backend, path string) string {
 func fast() watch.Options {
 	return watch.Options{Poll: 50 * time.Millisecond, Debounce: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, Walk: -1}
 }
-
-var _ = wrap.Count // the tests below count and fault through wrap

@@ -121,14 +121,12 @@ func Run(ctx context.Context, c Cache, opts Options) error {
 	l := &loop{c: c, opts: opts, pending: map[string]bool{}, conflicts: map[string]bool{}}
 	// Events first, then the first sync: a write during it is pushed
 	// next, not missed.
-	notifyErr := errors.New("NoNotify")
 	if !opts.NoNotify {
-		l.n, notifyErr = newNotifier(c.Root(), m)
-	}
-	if l.n != nil {
-		defer l.n.close()
-	} else if !opts.NoNotify {
-		l.emit(Event{Kind: KindError, Trigger: TriggerStart, Err: fmt.Errorf("no file-system events, walking every poll instead: %w", notifyErr)})
+		if l.n, err = newNotifier(c.Root(), m); err != nil {
+			l.emit(Event{Kind: KindError, Trigger: TriggerStart, Err: fmt.Errorf("no file-system events, walking every poll instead: %w", err)})
+		} else {
+			defer l.n.close()
+		}
 	}
 	err = l.run(ctx)
 	if ctx.Err() != nil {
