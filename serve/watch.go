@@ -2,6 +2,10 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -103,4 +107,51 @@ func (s *Server) noteSeq(seq uint64) {
 	s.host.mu.Lock()
 	s.host.seenSeq = max(s.host.seenSeq, seq)
 	s.host.mu.Unlock()
+}
+
+// Watch runs a watch of the served cache (POST /v1/watch) until ctx ends,
+// calling onEvent with each of its events (and, from ctx's
+// syncer.Observer, OnChange with each file); a clean stop is nil. It
+// returns an error only when the stream cannot start or the service ends
+// it with one.
+func (c *Client) Watch(ctx context.Context, req WatchRequest, onEvent func(watch.Event)) error {
+	const path = "/v1/watch"
+	resp, err := c.send(ctx, http.MethodPost, path, req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		data, _ := io.ReadAll(resp.Body)
+		return replyError(path, resp.StatusCode, data)
+	}
+	obs := syncer.ObserverOf(ctx)
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var e event
+		if err := dec.Decode(&e); err != nil {
+			if ctx.Err() != nil {
+				return nil // the stop asked for: the service stops the watch as the stream closes
+			}
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("serve: read reply of %s: %w", path, err)
+		}
+		switch {
+		case e.Watch != nil:
+			if onEvent != nil {
+				onEvent(*e.Watch)
+			}
+		case e.Change != nil:
+			if obs.OnChange != nil {
+				obs.OnChange(*e.Change)
+			}
+		case e.Error != nil:
+			e.Error.Status = statusOf(e.Error.Code)
+			return e.Error
+		case e.Result != nil:
+			return nil
+		}
+	}
 }

@@ -146,3 +146,38 @@ func TestServer_Watch_ShutdownEndsTheStreamCleanly(t *testing.T) {
 		t.Fatalf("the stream did not end with a clean stop: started %v, last %+v", sawStarted, last)
 	}
 }
+
+func TestClient_Watch_EventsThroughTheSocket(t *testing.T) {
+	st := start(t, mem.New())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	events := make(chan watch.Event, 256)
+	done := make(chan error, 1)
+	go func() {
+		done <- st.client.Watch(ctx, WatchRequest{PollMs: 50, DebounceMs: 50, WalkMs: -1}, func(e watch.Event) { events <- e })
+	}()
+	wait := func(what string, ok func(watch.Event) bool) {
+		t.Helper()
+		timer := time.NewTimer(30 * time.Second)
+		defer timer.Stop()
+		for {
+			select {
+			case e := <-events:
+				if ok(e) {
+					return
+				}
+			case err := <-done:
+				t.Fatalf("Watch ended before %s: %v", what, err)
+			case <-timer.C:
+				t.Fatalf("no %s within 30s", what)
+			}
+		}
+	}
+	wait("started", func(e watch.Event) bool { return e.Kind == watch.KindStarted })
+	write(t, st.dir, "via/client", "x")
+	wait("the push", func(e watch.Event) bool { return e.Kind == watch.KindPush && e.Stats.Files.Uploaded == 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Watch after cancel: %v, want nil", err)
+	}
+}
