@@ -190,6 +190,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /v1/resolve", s.handleResolve)
 	m.HandleFunc("POST /v1/restore", s.handleRestore)
 	m.HandleFunc("POST /v1/migrate", s.handleMigrate)
+	m.HandleFunc("POST /v1/watch", s.handleWatch)
 	s.lockRoutes(m) // bucket.go: shared with the bucket service
 	s.hostRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/syncer"
+	"github.com/siltsync/silt/watch"
 )
 
 // APIVersion is the version of the JSON API; every path starts with
@@ -50,6 +51,7 @@ func (o CallOptions) observer(emit func(event)) syncer.Observer {
 type event struct {
 	Change   *syncer.Change   `json:"change,omitempty"`
 	Progress *syncer.Progress `json:"progress,omitempty"`
+	Watch    *watch.Event     `json:"watch,omitempty"`
 	Result   json.RawMessage  `json:"result,omitempty"`
 	Error    *Error           `json:"error,omitempty"`
 }

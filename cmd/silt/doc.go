@@ -14,7 +14,7 @@
 //	silt init [--dir DIR] [--namespace NS] URL    bind DIR to a bucket (DIR/.silt/config.json)
 //	silt pull [--dir DIR] [--scope PATH]... [--lazy GLOB]... [--metadata-only] [--reanchor] [--exclude PAT]...
 //	silt push [--dir DIR] [--path PATH]... [--dry-run] [--max-delete N] [--lock KEY]
-//	silt sync [--dir DIR]                         pull, then push
+//	silt sync [--dir DIR] [--watch [--poll 1s] [--debounce 200ms] [--walk 1m]]  pull, then push; --watch: until Ctrl-C
 //	silt status [--dir DIR] [--offline]
 //	silt resolve [--dir DIR] --keep-local|--take-remote PATH...|--all
 //	silt hydrate [--dir DIR] PATH...
@@ -45,6 +45,9 @@
 // "exit"}). pull, push, sync and hydrate print the syncer's operation
 // statistics ({"op", "seq", "files", "bytes", "requests", "local",
 // "phases", "ms"}); sync nests "pull" and "push" and adds their sums.
+// sync --watch is the exception: with --json it prints one JSON line per
+// step that changed something (a watch.Event: {"kind", "trigger",
+// "stats", ...}), and it exits 0 after Ctrl-C.
 //
 // # Exit codes
 //

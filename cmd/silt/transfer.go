@@ -15,6 +15,7 @@ import (
 	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/syncer"
+	"github.com/siltsync/silt/watch"
 )
 
 // stringsFlag is a repeatable string flag.
@@ -254,15 +255,21 @@ var syncCmd = &command{
 	name:    "sync",
 	args:    "",
 	summary: "pull, then push the whole cache; files a --lazy pull left out stay lazy",
-	example: "silt sync --dir ./cache\nsilt sync -v --max-delete 500\nsilt sync --json --json-changes 0   # counts only",
+	example: "silt sync --dir ./cache\nsilt sync -v --max-delete 500\nsilt sync --json --json-changes 0   # counts only\n" +
+		"silt sync --watch                    # until Ctrl-C: local changes pushed as they happen, remote ones pulled every second\n" +
+		"silt sync --watch --poll 10s --debounce 1s --json   # one JSON line per step that changed something",
 	setup: func(c *cli, fs *flag.FlagSet) runFunc {
 		dir := dirFlag(fs)
 		maxDel := maxDeleteFlag(fs)
 		ff := filterFlags(fs)
+		wf := watchFlagsOf(fs)
 		c.changeFlags(fs)
 		return func(ctx context.Context, args []string) error {
 			md, err := maxDelete(*maxDel)
 			if err != nil {
+				return err
+			}
+			if err := wf.usage(fs); err != nil {
 				return err
 			}
 			bd, err := c.openBound(ctx, *dir)
@@ -270,6 +277,9 @@ var syncCmd = &command{
 				return err
 			}
 			defer bd.Close()
+			if *wf.on {
+				return c.runWatch(ctx, bd, wf, watch.Options{MaxDelete: md, Exclude: ff.exclude, Include: ff.include})
+			}
 			pulled, err := bd.s.Pull(ctx, syncer.PullOptions{KeepLazy: true, Exclude: ff.exclude, Include: ff.include})
 			if err != nil {
 				c.partial(map[string]any{"op": "sync", "pull": pulled})

@@ -1,7 +1,7 @@
 // Typed calls for silt serve's API v1 (serve/API.md in the repository).
 
 import { EventStream, type ProgressEvent, type RemoteChangeEvent } from "./events.ts";
-import { type Endpoint, send } from "./transport.ts";
+import { type Endpoint, send, sendLines } from "./transport.ts";
 
 /** Files by outcome, as the library's Stats reports them (syncer.FileStats). */
 export interface FileStats {
@@ -290,6 +290,147 @@ export function checkConflicts(st: Stats): Stats {
   return st;
 }
 
+/** What a watch does (POST /v1/watch, serve.WatchRequest); every field optional, 0 the default. */
+export interface WatchOptions {
+  /** How often the remote is read (one conditional request when nothing moved); default 1000, negative never. */
+  pollMs?: number;
+  /** How long the cache must be quiet after a write before it is pushed; default 200. */
+  debounceMs?: number;
+  /** Bounds how long writes that never pause delay a push; default 25 debounces. */
+  maxWaitMs?: number;
+  /** How often the whole cache is walked, in case file-system events were lost; default 60000, negative never. */
+  walkMs?: number;
+  /** Caps the backoff before a failed step is tried again; default 30000. */
+  maxBackoffMs?: number;
+  /** Find local changes by walks only (a file system without events). */
+  noNotify?: boolean;
+  /** Each push's maxDelete (0: no limit). */
+  maxDelete?: number;
+  exclude?: string[];
+  include?: string[];
+  /** Also stream the steps that changed nothing (an idle poll a second). */
+  idle?: boolean;
+  /** Called for every file the watch's pulls and pushes move. */
+  onChange?: (c: Change) => void;
+}
+
+/** What a watch event reports (watch.Kind). */
+export type WatchEventKind = "started" | "pull" | "push" | "error" | "recovered" | "stopped";
+
+/** One step of a watch, or a change of its state (watch.Event). */
+export interface WatchEvent {
+  kind: WatchEventKind;
+  at: string;
+  /** What started the step: "start", "events", "poll", "walk" or "overflow". */
+  trigger?: string;
+  stats?: Stats;
+  /** How many of stats.conflicts an earlier event of this watch reported already. */
+  reported?: number;
+  /** Why the step failed; the watch retries in retryMs. */
+  error?: string;
+  retryMs?: number;
+  failures?: number;
+  /** started: directories watched for events, and whether the file system gives them. */
+  dirs?: number;
+  notify?: boolean;
+}
+
+/** How a watch ended: its job's id, and whether it stopped cleanly. */
+export interface WatchResult {
+  job?: string;
+  stopped: boolean;
+}
+
+/**
+ * A running watch of the served cache: its events as an async iterator
+ * (one consumer), stop() to end it, done for how it ended. The watch
+ * runs in the service for as long as this stream is open.
+ */
+export class SiltWatch implements AsyncIterable<WatchEvent> {
+  readonly #abort = new AbortController();
+  readonly #queue: WatchEvent[] = [];
+  #wake: (() => void) | undefined;
+  #ended = false;
+  #stopped = false;
+  #failure: unknown;
+  /** Resolves when the watch ended: stopped, aborted or (rejecting) failed. */
+  readonly done: Promise<WatchResult>;
+
+  constructor(client: SiltClient, opts: WatchOptions, signal?: AbortSignal) {
+    if (signal?.aborted) this.#abort.abort(signal.reason);
+    else signal?.addEventListener("abort", () => this.stop(), { once: true });
+    this.done = this.#pump(client, opts);
+    this.done.catch(() => {}); // the failure also reaches the iterator; done need not be awaited
+  }
+
+  async #pump(client: SiltClient, opts: WatchOptions): Promise<WatchResult> {
+    const { onChange, ...body } = opts;
+    let result: WatchResult = { stopped: true };
+    try {
+      const ep = await client.endpointFor({ signal: this.#abort.signal });
+      const lines = sendLines(ep, "POST", "/v1/watch", body, this.#abort.signal);
+      for (;;) {
+        const n = await lines.next();
+        if (n.done) {
+          if (n.value) throw replyError("/v1/watch", n.value.status, n.value.body);
+          break;
+        }
+        const v = JSON.parse(n.value) as { watch?: WatchEvent; change?: Change; result?: WatchResult; error?: { code: string; message: string } };
+        if (v.watch) this.#push(v.watch);
+        else if (v.change) onChange?.(v.change);
+        else if (v.result) result = v.result;
+        else if (v.error) throw new SiltError(v.error.code, v.error.message, 200);
+      }
+      return result;
+    } catch (e) {
+      if (this.#stopped) return { job: result.job, stopped: true }; // the abort of stop() ends the stream
+      this.#failure = e;
+      throw e;
+    } finally {
+      this.#ended = true;
+      this.#wake?.();
+    }
+  }
+
+  #push(e: WatchEvent): void {
+    this.#queue.push(e);
+    this.#wake?.();
+  }
+
+  /** Ends the watch (the service stops it cleanly) and resolves once the stream closed. */
+  async stop(): Promise<WatchResult> {
+    if (!this.#ended) {
+      this.#stopped = true;
+      this.#abort.abort();
+    }
+    return await this.done.catch(() => ({ stopped: true }));
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<WatchEvent> {
+    for (;;) {
+      const e = this.#queue.shift();
+      if (e) {
+        yield e;
+        continue;
+      }
+      if (this.#ended) {
+        if (this.#failure !== undefined) throw this.#failure;
+        return;
+      }
+      await new Promise<void>((r) => (this.#wake = r));
+      this.#wake = undefined;
+    }
+  }
+}
+
+function replyError(path: string, status: number, body: string): SiltError {
+  try {
+    const e = (JSON.parse(body) as { error?: { code: string; message: string } }).error;
+    if (e) return new SiltError(e.code, e.message, status);
+  } catch { /* not JSON: reported below */ }
+  return new SiltError("internal", `silt: ${path}: HTTP ${status}: ${body.trim()}`, status);
+}
+
 /** Options every call takes. */
 export interface CallOptions {
   signal?: AbortSignal;
@@ -419,6 +560,18 @@ export class SiltClient {
   /** The read-only health check: one read of the manifest, no write. */
   health(o?: CallOptions): Promise<Health> {
     return this.call("GET", "/v1/health", undefined, o);
+  }
+  /**
+   * Starts a watch of the served cache (POST /v1/watch): local writes are
+   * pushed once quiet for debounceMs, the remote polled every pollMs. The
+   * handle's async iterator yields its events; stop() or o.signal ends it.
+   */
+  watch(opts: WatchOptions = {}, o?: CallOptions): SiltWatch {
+    return new SiltWatch(this, opts, o?.signal);
+  }
+  /** The service's endpoint, started first if the client starts its service lazily. */
+  endpointFor(o?: CallOptions): Promise<Endpoint> {
+    return this.#resolve(o);
   }
   /** One long poll of the event stream: events after `after`, waiting up to waitMs. */
   events(req: { after: number; waitMs?: number; remote?: boolean; tail?: boolean }, o?: CallOptions): Promise<EventsReply> {

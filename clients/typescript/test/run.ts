@@ -18,6 +18,7 @@ import { assert, equal, rejects, run, test } from "./harness.ts";
 import { Fixture } from "./fixture.ts";
 import { registerHostTests } from "./host_test.ts";
 import { registerDatastoreTests } from "./datastore_test.ts";
+import { registerWatchTests } from "./watch_test.ts";
 
 const code = (c: string) => (e: unknown) => e instanceof SiltError && e.code === c;
 
@@ -221,6 +222,7 @@ test("an aborted call rejects", async () => {
 
 registerHostTests(fx, () => ({ client, svc }));
 registerDatastoreTests(fx);
+registerWatchTests(fx, () => ({ client }));
 
 test("the CLI goes through the service while it runs, and silt serve stops cleanly", async () => {
   fx.write(fx.cache, "files/note.txt", "via cli");
