@@ -81,18 +81,29 @@ func replyError(path string, status int, data []byte) error {
 	return eb.Error
 }
 
+// openStream POSTs body to path and returns the streamed reply, or the
+// service's error when it refused to start one.
+func (c *Client) openStream(ctx context.Context, path string, body any) (*http.Response, error) {
+	resp, err := c.send(ctx, http.MethodPost, path, body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return nil, replyError(path, resp.StatusCode, data)
+	}
+	return resp, nil
+}
+
 // stream sends an operation whose reply is a stream of events, passing
 // each to obs, and decodes the final result into out.
 func (c *Client) stream(ctx context.Context, path string, body, out any, obs syncer.Observer) error {
-	resp, err := c.send(ctx, http.MethodPost, path, body)
+	resp, err := c.openStream(ctx, path, body)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		data, _ := io.ReadAll(resp.Body)
-		return replyError(path, resp.StatusCode, data)
-	}
 	dec := json.NewDecoder(resp.Body)
 	for {
 		var e event

@@ -116,15 +116,11 @@ func (s *Server) noteSeq(seq uint64) {
 // it with one.
 func (c *Client) Watch(ctx context.Context, req WatchRequest, onEvent func(watch.Event)) error {
 	const path = "/v1/watch"
-	resp, err := c.send(ctx, http.MethodPost, path, req)
+	resp, err := c.openStream(ctx, path, req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		data, _ := io.ReadAll(resp.Body)
-		return replyError(path, resp.StatusCode, data)
-	}
 	obs := syncer.ObserverOf(ctx)
 	dec := json.NewDecoder(resp.Body)
 	for {

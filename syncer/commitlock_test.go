@@ -56,19 +56,7 @@ func TestSyncer_CommitUnderLock_StoreWithoutCAS(t *testing.T) {
 	}
 
 	const writers = 6
-	var wg sync.WaitGroup
-	for w := range writers {
-		s := open(true)
-		wg.Go(func() {
-			for r := range 3 {
-				write(s, fmt.Sprintf("data/w%d/r%d", w, r))
-				if _, err := s.Push(ctx, syncer.PushOptions{}); err != nil {
-					t.Errorf("writer %d: %v", w, err)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	pushConcurrently(t, writers, func() *syncer.Syncer { return open(true) })
 	snap, err := index.OpenSnapshot(ctx, store)
 	if err != nil {
 		t.Fatal(err)
@@ -170,19 +158,7 @@ func TestSyncer_DefaultFormat_AtomicCreateStore_CommitsWithoutLock(t *testing.T)
 	}
 	write := func(s *syncer.Syncer, p string) { writeOwnName(t, s, p) }
 	const writers = 6
-	var wg sync.WaitGroup
-	for w := range writers {
-		s := open(store)
-		wg.Go(func() {
-			for r := range 3 {
-				write(s, fmt.Sprintf("data/w%d/r%d", w, r))
-				if _, err := s.Push(ctx, syncer.PushOptions{}); err != nil {
-					t.Errorf("writer %d: %v", w, err)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	pushConcurrently(t, writers, func() *syncer.Syncer { return open(store) })
 	h, err := index.ReadHead(ctx, store, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -226,4 +202,23 @@ func writeOwnName(t *testing.T, s *syncer.Syncer, p string) {
 	if err := s.MarkDirty(p); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pushConcurrently has writers caches from open each write and push three
+// files of their own, all at once.
+func pushConcurrently(t *testing.T, writers int, open func() *syncer.Syncer) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for w := range writers {
+		s := open()
+		wg.Go(func() {
+			for r := range 3 {
+				writeOwnName(t, s, fmt.Sprintf("data/w%d/r%d", w, r))
+				if _, err := s.Push(t.Context(), syncer.PushOptions{}); err != nil {
+					t.Errorf("writer %d: %v", w, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
