@@ -31,9 +31,6 @@ type CommitRateConfig struct {
 	Pushes int
 	// Dir is the scratch directory the caches are made in.
 	Dir string
-	// Format is the format the bucket is created in (syncer.Config.Format):
-	// 0 for version 3, index.LogFormat for the log.
-	Format int
 }
 
 // CommitRateResult is what a run measured.
@@ -73,7 +70,7 @@ func CommitRate(ctx context.Context, cfg CommitRateConfig) (CommitRateResult, er
 	ws := make([]*writer, cfg.Writers)
 	for i := range ws {
 		dir := filepath.Join(cfg.Dir, fmt.Sprintf("w%d", i))
-		s, err := syncer.Open(ctx, syncer.Config{Backend: cfg.Store, Dir: dir, Format: cfg.Format})
+		s, err := syncer.Open(ctx, syncer.Config{Backend: cfg.Store, Dir: dir})
 		if err != nil {
 			return res, err
 		}

@@ -36,8 +36,6 @@ type ContentionConfig struct {
 	Service bool
 	// Dir is a scratch directory (short: it holds the socket).
 	Dir string
-	// Format is the format the bucket is created in (syncer.Config.Format).
-	Format int
 }
 
 // ContentionResult is the step overhead (time spent in silt: the step
@@ -132,9 +130,9 @@ func Contention(ctx context.Context, cfg ContentionConfig) (ContentionResult, er
 	var st stepper
 	var err error
 	if cfg.Service {
-		st, err = serviceStepper(ctx, store, cache, cfg.Format)
+		st, err = serviceStepper(ctx, store, cache)
 	} else {
-		st, err = libraryStepper(ctx, store, cache, cfg.Format)
+		st, err = libraryStepper(ctx, store, cache)
 	}
 	if err != nil {
 		return res, err

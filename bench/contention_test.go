@@ -11,7 +11,6 @@ import (
 	"github.com/siltsync/silt/backend/fs"
 	"github.com/siltsync/silt/backend/mem"
 	_ "github.com/siltsync/silt/backend/s3" // s3:// for SILT_BENCH_S3_URL
-	"github.com/siltsync/silt/index"
 )
 
 // envContention runs the full size and logs the figures; envS3 is
@@ -66,20 +65,6 @@ func scratch(t *testing.T) string {
 	return dir
 }
 
-// benchFormat is the format SILT_BENCH_FORMAT names for the buckets the
-// contention runs create (3 or 4; unset: 3).
-func benchFormat(t *testing.T) int {
-	switch v := os.Getenv("SILT_BENCH_FORMAT"); v {
-	case "", "3":
-		return index.FormatVersion
-	case "4":
-		return index.LogFormat
-	default:
-		t.Fatalf("SILT_BENCH_FORMAT=%q: want 3 or 4", v)
-		return 0
-	}
-}
-
 // The benchmark's machinery, by counts rather than times: every step of
 // every round runs and commits, through the library and the service, on
 // mem and fs; group commit never makes more manifest commits than pushes,
@@ -94,7 +79,7 @@ func TestContention_LibraryAndService(t *testing.T) {
 		for _, lat := range latencies {
 			for _, svc := range []bool{false, true} {
 				cfg := ContentionConfig{Models: 7, Rounds: rounds, Latency: lat, Service: svc, Dir: scratch(t),
-					Store: openStore(t, name), StoreName: name, Format: benchFormat(t)}
+					Store: openStore(t, name), StoreName: name}
 				res, err := Contention(t.Context(), cfg)
 				if err != nil {
 					t.Fatalf("%s on %s: %v", res.Via, name, err)

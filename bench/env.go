@@ -42,9 +42,6 @@ type Env struct {
 	// ShardMaxEntries is every cache's syncer.Config.ShardMaxEntries; 0
 	// means the syncer's default.
 	ShardMaxEntries int
-	// Format is the format the seeding cache creates the bucket in
-	// (syncer.Config.Format); 0 means the syncer's default.
-	Format int
 	// Logf, when set, receives progress lines (seeding can take a while at
 	// 100k entries).
 	Logf func(format string, args ...any)
@@ -167,7 +164,7 @@ func (w *world) newCache(name string) (*cache, error) {
 }
 
 func (c *cache) open(measured bool) error {
-	cfg := syncer.Config{Backend: c.w.store, Dir: c.dir, ShardMaxEntries: c.w.env.ShardMaxEntries, Concurrency: seedConcurrency, Format: c.w.env.Format}
+	cfg := syncer.Config{Backend: c.w.store, Dir: c.dir, ShardMaxEntries: c.w.env.ShardMaxEntries, Concurrency: seedConcurrency}
 	if measured {
 		cfg.Backend = c.w.obs
 		cfg.Concurrency = c.w.env.Concurrency

@@ -23,8 +23,8 @@ type library struct {
 	store backend.Backend
 }
 
-func libraryStepper(ctx context.Context, b backend.Backend, dir string, format int) (stepper, error) {
-	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Format: format})
+func libraryStepper(ctx context.Context, b backend.Backend, dir string) (stepper, error) {
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir})
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +82,8 @@ func startService(ctx context.Context, cfg syncer.Config) (*service, error) {
 	return sv, nil
 }
 
-func serviceStepper(ctx context.Context, b backend.Backend, dir string, format int) (stepper, error) {
-	return startService(ctx, syncer.Config{Backend: b, Dir: dir, Format: format})
+func serviceStepper(ctx context.Context, b backend.Backend, dir string) (stepper, error) {
+	return startService(ctx, syncer.Config{Backend: b, Dir: dir})
 }
 
 func (s *service) lock(ctx context.Context, key string) (func(), error) {

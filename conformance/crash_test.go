@@ -17,6 +17,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/fs"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/legacy"
 	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
@@ -109,6 +110,10 @@ func crashOp(ctx context.Context, op string, b backend.Backend, dir, file string
 	if op == "gchistory" {
 		return gcPastGrace(ctx, b)
 	}
+	if _, ok := crashMigrateFrom(op); ok {
+		_, err := index.Migrate(ctx, b, index.MigrateOptions{})
+		return err
+	}
 	if op == "lock" {
 		l, err := lock.New(b, "locks/crash", lock.Options{TTL: 300 * time.Millisecond, MaxWait: 5 * time.Second})
 		if err != nil {
@@ -120,7 +125,7 @@ func crashOp(ctx context.Context, op string, b backend.Backend, dir, file string
 		}
 		return le.Release(ctx)
 	}
-	s, err := syncer.Open(ctx, syncer.Config{Format: envFormat(), Backend: b, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: serve.DefaultLazy, CheckpointEvery: modelCheckpointEvery})
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: serve.DefaultLazy, CheckpointEvery: modelCheckpointEvery})
 	if err != nil {
 		return err
 	}
@@ -194,7 +199,7 @@ var crashV1 = map[string]string{"data/t/1/raw": "raw v1", "data/t/1/latest": "1"
 var crashV2 = map[string]string{"data/t/1/raw": "raw v2", "data/t/1/latest": "2", "data/a/b/c/3/new": "three", "data/deep/er/2/s p.json": "two v2"}
 
 func (w *crashWorld) open(t *testing.T, dir string) *syncer.Syncer {
-	s, err := syncer.Open(context.Background(), syncer.Config{Format: envFormat(), Backend: w.store, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: serve.DefaultLazy, CheckpointEvery: modelCheckpointEvery})
+	s, err := syncer.Open(context.Background(), syncer.Config{Backend: w.store, Dir: dir, Concurrency: 1, ShardMaxEntries: 4, Lazy: serve.DefaultLazy, CheckpointEvery: modelCheckpointEvery})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,9 +221,34 @@ func writeFiles(t *testing.T, s *syncer.Syncer, files map[string]string) {
 	}
 }
 
-// setup commits v1 from a, lets r pull it, and stages op's work.
+// crashMigrateFrom names the format a migrate op of the sweep starts
+// from: "migrate3" and "migrate4" migrate a bucket an older silt wrote.
+func crashMigrateFrom(op string) (int, bool) {
+	switch op {
+	case "migrate3":
+		return index.FormatVersion, true
+	case "migrate4":
+		return index.LogFormat, true
+	}
+	return 0, false
+}
+
+// setup commits v1 from a, lets r pull it, and stages op's work. For a
+// migration, an older silt commits v1 and v2 in its format.
 func (w *crashWorld) setup(t *testing.T, op string) {
 	ctx := context.Background()
+	if from, ok := crashMigrateFrom(op); ok {
+		v2 := map[string][]byte{"data/t/gone": nil}
+		for p, c := range crashV2 {
+			v2[p] = []byte(c)
+		}
+		for _, files := range []map[string][]byte{bytesOf(crashV1), v2} {
+			if _, err := legacy.Push(ctx, w.store, from, files); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
 	a := w.open(t, w.a)
 	writeFiles(t, a, crashV1)
 	if _, err := a.Push(ctx, syncer.PushOptions{}); err != nil {
@@ -267,13 +297,9 @@ func (w *crashWorld) setup(t *testing.T, op string) {
 }
 
 // crashRecoverOptions is what the recover scenario asks for: the newest
-// readable snapshot (v1, once v2's manifest is lost) in version 3; v1 by
-// its seq in the log format, where a lost hint loses no snapshot.
+// v1 by its seq: a lost hint loses no snapshot of the log.
 func crashRecoverOptions() index.RecoverOptions {
-	if envFormat() >= index.LogFormat {
-		return index.RecoverOptions{Seq: 1}
-	}
-	return index.RecoverOptions{}
+	return index.RecoverOptions{Seq: 1}
 }
 
 // verify is the fresh process's check after a kill: the index is whole,
@@ -306,6 +332,32 @@ func (w *crashWorld) verify(t *testing.T, op string, k int) {
 		}
 	}
 	// The next run converges.
+	if _, ok := crashMigrateFrom(op); ok {
+		// A migration killed at any point can be run again; then the
+		// bucket is in the one format, and every snapshot the older silt
+		// made is listed and readable.
+		if _, err := index.Migrate(ctx, w.store, index.MigrateOptions{}); err != nil {
+			t.Fatalf("%s killed at request %d: rerun: %v", op, k, err)
+		}
+		h, err := index.ReadHead(ctx, w.store, nil)
+		if err != nil || h.Manifest.Format != index.DefaultFormat {
+			t.Fatalf("%s killed at request %d: after the rerun the head is %v (%v), want format %d", op, k, h.Manifest, err, index.DefaultFormat)
+		}
+		log, err := index.Log(ctx, w.store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := map[uint64]bool{}
+		for _, e := range log {
+			listed[e.Seq] = true
+		}
+		if !listed[1] || !listed[2] {
+			t.Errorf("%s killed at request %d: the older silt's snapshots 1 and 2 are not both listed: %v", op, k, log)
+		}
+		expectLogReadable(t, w.store, k)
+		w.expectReader(t, op, k, crashV2)
+		return
+	}
 	switch op {
 	case "lock":
 		l, err := lock.New(w.store, "locks/crash", lock.Options{TTL: 300 * time.Millisecond, MaxWait: 10 * time.Second})
@@ -405,7 +457,7 @@ func TestCrash_EveryRequestIndex_ConvergesWithNothingLost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary once per crash point")
 	}
-	for _, op := range []string{"push", "prepare", "commit", "pull", "hydrate", "gc", "gchistory", "recover", "lock"} {
+	for _, op := range []string{"push", "prepare", "commit", "pull", "hydrate", "gc", "gchistory", "recover", "lock", "migrate3", "migrate4"} {
 		t.Run(op, func(t *testing.T) {
 			for k := 1; k < 200; k++ {
 				w := newCrashWorld(t)
@@ -457,4 +509,12 @@ func expectLogReadable(t *testing.T, b backend.Backend, k int) {
 			}
 		}
 	}
+}
+
+func bytesOf(files map[string]string) map[string][]byte {
+	out := map[string][]byte{}
+	for p, c := range files {
+		out[p] = []byte(c)
+	}
+	return out
 }

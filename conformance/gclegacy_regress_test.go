@@ -22,14 +22,12 @@ import (
 func TestModel_Regression_GCAfterMigrationFrom4TakesEntryAReaderHolds(t *testing.T) {
 	regress(t, "", func(t *testing.T, bk *bucket) {
 		ctx := context.Background()
-		a, b := bk.host(withFormat(index.LogFormat)), bk.host(withFormat(index.LogFormat))
-		a.writeMark(map[string]string{"data/x/1": "1", "data/y/1": "y"})
-		a.push()
-		a.writeMark(map[string]string{"data/x/1": "2"})
-		a.push()
+		b := bk.host()
+		// An older silt's format-4 bucket.
+		bk.legacyPush(index.LogFormat, map[string]string{"data/x/1": "1", "data/y/1": "y"})
+		bk.legacyPush(index.LogFormat, map[string]string{"data/x/1": "2"})
 		b.pull() // b holds seq 2, just observed
-		a.writeMark(map[string]string{"data/y/1": "y3"})
-		a.push()
+		bk.legacyPush(index.LogFormat, map[string]string{"data/y/1": "y3"})
 		// What an earlier gc past MinLogGrace does: the log no longer
 		// reaches its genesis.
 		if err := bk.store.Delete(ctx, index.LogKey(1), backend.Cond{}); err != nil {

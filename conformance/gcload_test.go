@@ -43,7 +43,7 @@ func TestGC_UnderLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := syncer.Open(t.Context(), syncer.Config{Format: envFormat(), Backend: b, Dir: t.TempDir()})
+		s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

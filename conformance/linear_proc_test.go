@@ -188,7 +188,7 @@ func linpChild(role string) error {
 			return fmt.Errorf("%s=%q: %w", envLinKill, v, err)
 		}
 	}
-	s, err := syncer.Open(ctx, syncer.Config{Format: envFormat(), Backend: k, Dir: os.Getenv(envLinDir), ShardMaxEntries: 4, CommitAttempts: 100, CheckpointEvery: modelCheckpointEvery})
+	s, err := syncer.Open(ctx, syncer.Config{Backend: k, Dir: os.Getenv(envLinDir), ShardMaxEntries: 4, CommitAttempts: 100, CheckpointEvery: modelCheckpointEvery})
 	if err != nil {
 		return err
 	}

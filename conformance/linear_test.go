@@ -113,7 +113,7 @@ func runLinear(t *testing.T, store backend.Backend) {
 		history = append(history, porcupine.Operation{ClientId: client, Input: in, Call: int64(call.Sub(start)), Output: out, Return: int64(time.Since(start))})
 	}
 	open := func() *syncer.Syncer {
-		s, err := syncer.Open(ctx, syncer.Config{Format: envFormat(), Backend: store, Dir: t.TempDir(), Concurrency: 2, ShardMaxEntries: 4, CommitAttempts: 100, CheckpointEvery: modelCheckpointEvery})
+		s, err := syncer.Open(ctx, syncer.Config{Backend: store, Dir: t.TempDir(), Concurrency: 2, ShardMaxEntries: 4, CommitAttempts: 100, CheckpointEvery: modelCheckpointEvery})
 		if err != nil {
 			t.Fatal(err)
 		}

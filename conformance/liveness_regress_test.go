@@ -16,18 +16,16 @@ import (
 
 // TestPush_Regression_OnePutFaultFailedThePush: one 503 (FailBefore) or
 // one reset after the store applied the write (FailAfter) on any PUT of a
-// push (object, pack, shard, history copy, manifest) failed the push with
+// push (object, pack, shard, log entry) failed the push with
 // "conditional write not retried, outcome unknown". Each is now resent,
-// settled by a Stat, or (the manifest) settled by reading back; the push
+// settled by a Stat, or (the log entry) settled by reading back; the push
 // succeeds and commits everything.
 func TestPush_Regression_OnePutFaultFailedThePush(t *testing.T) {
 	kinds := map[string]string{
-		"object":   index.ObjectsPrefix,
-		"pack":     index.PacksPrefix,
-		"shard":    index.ShardsPrefix,
-		"history":  index.HistoryPrefix,
-		"manifest": index.ManifestKey,
-		"log":      index.LogPrefix,
+		"object": index.ObjectsPrefix,
+		"pack":   index.PacksPrefix,
+		"shard":  index.ShardsPrefix,
+		"log":    index.LogPrefix,
 	}
 	for name, prefix := range kinds {
 		for _, mode := range []wrap.Mode{wrap.FailBefore, wrap.FailAfter} {
@@ -36,11 +34,7 @@ func TestPush_Regression_OnePutFaultFailedThePush(t *testing.T) {
 				faults := wrap.Faults(store)
 				b := backend.Production(faults, backend.WithRetry(backend.RetryConfig{Base: time.Millisecond, Max: time.Millisecond}))
 				dir := t.TempDir()
-				format := 0 // the default: the log of deltas
-				if name == "history" || name == "manifest" {
-					format = index.FormatVersion // the manifest as commit point
-				}
-				s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: dir, PackThreshold: 1 << 10, Format: format})
+				s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: dir, PackThreshold: 1 << 10})
 				if err != nil {
 					t.Fatal(err)
 				}

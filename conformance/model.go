@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/siltsync/silt/internal/legacy"
 	"os"
 	"strconv"
 	"strings"
@@ -233,8 +234,12 @@ type modelRun struct {
 	// requires each to succeed (model_liveness.go).
 	live *liveness
 	gc   gcModel // the fake clock and what the concurrent gc needs (model_gc.go)
-	// format is the format the sequence's bucket is created in.
+	// format is the bucket's format: the default, or the one an older
+	// silt created it in until a migration step moves it (older).
 	format int
+	// older is the format (3 or 4) an older silt created the bucket in,
+	// through internal/legacy, and its peers commit in; 0: none.
+	older int
 	// keepLazy makes pulls KeepLazy, as the command line's sync does
 	// (actSync sets it around its pull).
 	keepLazy bool
@@ -243,8 +248,8 @@ type modelRun struct {
 func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served bool) *modelRun {
 	m := &modelRun{t: t, ctx: context.Background(), shared: shared, concurrent: concurrent, served: served, store: store, written: map[string]map[string]bool{}}
 	m.store = m.gc.init(store)
-	format := modelFormat(t, store)
-	m.format = format
+	m.older = modelOlder(t, store)
+	m.format = index.DefaultFormat
 	n := rapid.IntRange(2, 4).Draw(t, "caches")
 	for i := range n {
 		dir, err := os.MkdirTemp("", "silt-model-")
@@ -263,9 +268,9 @@ func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served b
 			Lazy: serve.DefaultLazy, // the layout the oracle predicts MetadataOnly pulls by
 			// Small packs, so both storage paths and multi-pack pushes occur.
 			PackThreshold: modelPackThreshold, PackSize: modelPackSize,
-			// The bucket's format, drawn per sequence; observations of a
-			// log bucket are measured on the model's clock, as gc's ages.
-			Format: format, Now: m.gc.clock.Now,
+			// Observations of the log are measured on the model's
+			// clock, as gc's ages.
+			Now: m.gc.clock.Now,
 			// Checkpoints of a delta log within a sequence's few commits.
 			CheckpointEvery: modelCheckpointEvery,
 		}
@@ -276,6 +281,13 @@ func newModelRun(t *rapid.T, store backend.Backend, shared, concurrent, served b
 			}
 		})
 		m.caches = append(m.caches, c)
+	}
+	if m.older != 0 {
+		// An older silt made the bucket: its first commit, empty.
+		if _, err := legacy.Push(m.ctx, m.store, m.older, nil); err != nil {
+			t.Fatalf("older silt creates the bucket in format %d: %v", m.older, err)
+		}
+		m.format = m.older
 	}
 	m.committed = m.snapshot()
 	return m
@@ -344,43 +356,17 @@ func (m *modelRun) sequence() string { return strings.Join(m.log, "; ") }
 // DeltaFormat bucket: often, so short sequences read and collect them.
 const modelCheckpointEvery = 3
 
-// modelFormat draws the remote format a sequence's bucket is created in:
-// version 3 (the manifest's compare-and-swap), the log (index.LogFormat)
-// or the log of deltas (index.DeltaFormat, the default), or the one
-// SILT_MODEL_FORMAT names (3, 4 or 5). The older two are there to be
-// migrated mid-sequence (model_migrate.go) and for what still writes them.
-// A store without compare-and-swap hosts only the log formats (version 3
-// commits there only under a commit lock, which the model's caches do not
-// hold).
-func modelFormat(t *rapid.T, store backend.Backend) int {
-	if f := fixedFormat(); f != 0 {
-		return f
+// modelOlder draws whether an older silt created the sequence's bucket,
+// and in which format (3, the manifest as commit point; 4, the log of
+// whole states), or 0 for a bucket this silt creates. The model draws
+// nothing else about the format: an older bucket refuses this silt's
+// commits until a migration step (model_migrate.go) moves it, while its
+// older-silt peers commit beside (actOlderPeer). Format 3 needs
+// compare-and-swap; format 4 a create-if-absent.
+func modelOlder(t *rapid.T, store backend.Backend) int {
+	choices := []int{0, 0, index.LogFormat}
+	if store.Capabilities().ConditionalPut {
+		choices = append(choices, index.FormatVersion)
 	}
-	if !store.Capabilities().ConditionalPut {
-		return rapid.SampledFrom([]int{index.LogFormat, index.DeltaFormat}).Draw(t, "format")
-	}
-	return rapid.SampledFrom([]int{index.FormatVersion, index.LogFormat, index.DeltaFormat}).Draw(t, "format")
-}
-
-// envFormat is the format the crash sweep and the linearizability checks
-// create their buckets in: the one SILT_MODEL_FORMAT names, else the
-// default.
-func envFormat() int {
-	if f := fixedFormat(); f != 0 {
-		return f
-	}
-	return index.DefaultFormat
-}
-
-// fixedFormat is the format SILT_MODEL_FORMAT names (3, 4 or 5), or 0.
-func fixedFormat() int {
-	switch os.Getenv("SILT_MODEL_FORMAT") {
-	case "3":
-		return index.FormatVersion
-	case "4":
-		return index.LogFormat
-	case "5":
-		return index.DeltaFormat
-	}
-	return 0
+	return rapid.SampledFrom(choices).Draw(t, "older")
 }

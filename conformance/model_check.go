@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -211,7 +212,15 @@ func (m *modelRun) checkPush(c *mcache, prepBefore, before, after snapshotView, 
 	for p, e := range after.Entries {
 		got[p] = e.SHA256
 	}
+	// A bucket an older silt wrote refuses every commit until it is
+	// migrated, before anything is written.
+	refused := m.format != index.DefaultFormat && errors.Is(o.err, index.ErrMigrateRequired)
+	if m.format != index.DefaultFormat && o.err == nil {
+		m.expect(propMigrate, after.Seq == before.Seq, "a push committed seq %d to a bucket of format %d", after.Seq, m.format)
+	}
 	switch {
+	case refused:
+		m.expect(propMigrate, after.Seq == before.Seq && sameMod(got, shaMap(before), nil), "a push refused for the bucket's format %d changed the index: %s", m.format, diffMaps(shaMap(before), got))
 	case o.fired:
 		// Atomic: all of it or none of it.
 		ok := sameMod(got, shaMap(before), maybe) || sameMod(got, expected, maybe)
@@ -420,6 +429,9 @@ func (m *modelRun) converge() {
 		c.fault = nil
 	}
 	m.logf("converge")
+	if !m.migrateNow("converging") { // an older silt's bucket converges once migrated
+		return
+	}
 	quiet := false
 	for round := 0; round < 2+2*len(m.caches) && !quiet; round++ {
 		quiet = true
@@ -598,4 +610,18 @@ func inScopeEntries(v snapshotView, in func(string) bool) map[string]remoteEntry
 		}
 	}
 	return out
+}
+
+// migrateNow migrates an older silt's bucket before a step that needs it
+// writable (why), as an operator would; false when that failed.
+func (m *modelRun) migrateNow(why string) bool {
+	if m.format == index.DefaultFormat {
+		return true
+	}
+	if _, err := index.Migrate(m.ctx, m.store, index.MigrateOptions{Now: m.gc.clock.Now}); err != nil {
+		return m.expect(propNoSpuriousError, false, "migrate before %s: %v", why, err)
+	}
+	m.format = index.DefaultFormat
+	m.committed = m.snapshot()
+	return true
 }

@@ -76,6 +76,9 @@ func withLiveness(m *modelRun) {
 		rng:  rand.New(rand.NewPCG(rapid.Uint64().Draw(m.t, "faultSeed"), 0)),
 		pick: -1,
 	}
+	// Liveness is about faults, not formats: every operation must succeed,
+	// so an older silt's bucket is migrated first.
+	m.migrateNow("a liveness run")
 	m.live = l
 	liveFigures.sequences.Add(1)
 	m.logf("liveness: faults on %.0f%% of requests", l.rate*100)

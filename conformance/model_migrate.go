@@ -1,11 +1,13 @@
 package conformance
 
 import (
+	"errors"
 	"slices"
 
 	"pgregory.net/rapid"
 
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/legacy"
 )
 
 // propMigrate is what the migration actor checks, beside every property
@@ -45,6 +47,9 @@ func (m *modelRun) actMigrate(t *rapid.T) {
 			}
 		}()
 		m.committed = m.snapshot() // paused past its commit point, it has committed (the same entries)
+		if h, err := index.ReadHead(m.ctx, m.store, nil); err == nil && h.Version != "" {
+			m.format = h.Manifest.Format // the writers beside see the bucket as it is now
+		}
 		if !m.expect(propMigrate, sameEntries(m.committed.Entries, before.Entries), "a paused migration changed the entries") {
 			return
 		}
@@ -91,4 +96,33 @@ func (m *modelRun) actMigrate(t *rapid.T) {
 	for _, v := range m.history {
 		m.expect(propMigrate, v.Seq == 0 || slices.Contains(listed, v.Seq), "snapshot %d is not listed after the migration (log %v)", v.Seq, listed)
 	}
+}
+
+// actOlderPeer is a peer running an older silt on a bucket an older silt
+// created: it commits in that format (internal/legacy) while the bucket
+// is in it, a drawn path with new bytes in shared mode and an empty change
+// otherwise (owned paths are their cache's alone), and is refused with
+// ErrNewerFormat, changing nothing, once the bucket is migrated.
+func (m *modelRun) actOlderPeer(t *rapid.T) {
+	if m.older == 0 {
+		t.Skip("this silt created the bucket")
+	}
+	files := map[string][]byte{}
+	var p string
+	if m.shared && rapid.Bool().Draw(t, "olderPeerWrites") {
+		d := m.drawCache(t, "olderPeerAs")
+		p = m.drawPath(t, d)
+		files[p] = []byte(m.content(d, p))
+	}
+	m.logf("older silt (format %d) commits %q", m.older, p)
+	before := m.committed
+	_, err := legacy.Push(m.ctx, m.store, m.older, files)
+	after := m.snapshot()
+	m.committed = after
+	if m.format == index.DefaultFormat {
+		m.expect(propMigrate, errors.Is(err, index.ErrNewerFormat) && after.Seq == before.Seq,
+			"an older silt's commit on the migrated bucket: %v (seq %d -> %d)", err, before.Seq, after.Seq)
+		return
+	}
+	m.expect(propNoSpuriousError, err == nil, "older silt's commit: %v", err)
 }

@@ -69,10 +69,10 @@ func RunOutsideModel(t *testing.T, newBackend Factory, budget ModelBudget) {
 	withRapidBudget(budget, false, func() {
 		rapid.Check(t, func(rt *rapid.T) {
 			store := newBackend(t)
-			o := &outsideRun{t: rt, ctx: context.Background(), store: store, snaps: map[string]map[string]string{}, format: modelFormat(rt, store)}
+			o := &outsideRun{t: rt, ctx: context.Background(), store: store, snaps: map[string]map[string]string{}, format: index.DefaultFormat}
 			for i := range 2 {
 				dir := t.TempDir()
-				s, err := syncer.Open(o.ctx, syncer.Config{Backend: o.store, Dir: dir, ShardMaxEntries: 4, PackThreshold: modelPackThreshold, PackSize: modelPackSize, Format: o.format, CheckpointEvery: modelCheckpointEvery})
+				s, err := syncer.Open(o.ctx, syncer.Config{Backend: o.store, Dir: dir, ShardMaxEntries: 4, PackThreshold: modelPackThreshold, PackSize: modelPackSize, CheckpointEvery: modelCheckpointEvery})
 				if err != nil {
 					rt.Fatal(err)
 				}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/siltsync/silt/internal/legacy"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,10 +91,24 @@ func (bk *bucket) host(opts ...func(*syncer.Config)) *host {
 	return h
 }
 
-// withFormat makes a host create its bucket in format, for checks of one
-// format's mechanics.
-func withFormat(format int) func(*syncer.Config) {
-	return func(c *syncer.Config) { c.Format = format }
+// legacyPush commits files (path -> content; "" removes the path) as an
+// older silt writing format (3 or 4) does, through the frozen writer of
+// internal/legacy: the way tests get a bucket, and peers, of a format
+// this silt no longer writes.
+func (bk *bucket) legacyPush(format int, files map[string]string) uint64 {
+	bk.t.Helper()
+	fs := map[string][]byte{}
+	for p, c := range files {
+		fs[p] = nil
+		if c != "" {
+			fs[p] = []byte(c)
+		}
+	}
+	seq, err := legacy.Push(context.Background(), bk.store, format, fs)
+	if err != nil {
+		bk.t.Fatalf("legacy push (format %d): %v", format, err)
+	}
+	return seq
 }
 
 // isCommitPoint matches the write that commits a seq in any format: the

@@ -260,15 +260,19 @@ func checkRegression_PushOfEditDeletedRemotely_Conflicts(t *testing.T, nb Factor
 func checkRegression_RolledBackManifest_Refused(t *testing.T, nb Factory) {
 	bk := newBucket(t, nb)
 	if !bk.store.Capabilities().ConditionalPut {
-		t.Skip("the store has no compare-and-swap: a format-3 bucket there commits only under a commit lock (syncer's commitlock tests)")
+		t.Skip("the store has no compare-and-swap: an older silt wrote format 3 there only under a commit lock")
 	}
 	ctx := context.Background()
-	a, b := bk.host(withFormat(index.FormatVersion)), bk.host() // the manifest as commit point
-	a.writeMark(map[string]string{"data/x": "1"})
-	a.push()
-	a.writeMark(map[string]string{"data/x": "2", "data/y": "y"})
-	a.push()
+	b := bk.host()
+	// An older silt's bucket: its manifest is the commit point, its
+	// history the copies of the manifests it superseded.
+	bk.legacyPush(index.FormatVersion, map[string]string{"data/x": "1"})
+	bk.legacyPush(index.FormatVersion, map[string]string{"data/x": "2", "data/y": "y"})
 	b.pull()
+	head2, _, err := backend.ReadAll(ctx, bk.store, index.ManifestKey, backend.GetOptions{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	old, _, err := backend.ReadAll(ctx, bk.store, index.HistoryKey(1), backend.GetOptions{}, 0)
 	if err != nil {
 		t.Fatalf("history copy of seq 1: %v", err)
@@ -297,17 +301,34 @@ func checkRegression_RolledBackManifest_Refused(t *testing.T, nb Factory) {
 		t.Error("a refused push uploaded data")
 	}
 
+	// A push to a bucket in a format this silt no longer writes is
+	// refused before it uploads anything.
+	if _, err := backend.PutBytes(ctx, bk.store, index.ManifestKey, head2, backend.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	c := bk.host()
+	c.writeMark(map[string]string{"data/v": "v"})
+	var me *index.MigrateRequiredError
+	if _, err := c.s.Push(ctx, syncer.PushOptions{}); !errors.Is(err, index.ErrMigrateRequired) || !errors.As(err, &me) || me.Format != index.FormatVersion {
+		t.Errorf("push to a format-3 bucket: %v", err)
+	}
+	if ok, _ := backend.Exists(ctx, bk.store, objKey("v")); ok {
+		t.Error("a push refused for the bucket's format uploaded data")
+	}
+
 	// The last sequence cannot be superseded.
 	m, err := index.DecodeManifest(index.ManifestKey, old)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Seq = index.MaxSeq
+	m.Seq = index.MaxSeq - 1
 	if _, err := backend.PutBytes(ctx, bk.store, index.ManifestKey, index.EncodeManifest(m), backend.Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	c := bk.host()
-	c.writeMark(map[string]string{"data/w": "w"})
+	if _, err := index.Migrate(ctx, bk.store, index.MigrateOptions{}); err != nil {
+		t.Fatalf("migrate at seq %d: %v", m.Seq, err)
+	}
+	c.restart()
 	if _, err := c.s.Push(ctx, syncer.PushOptions{}); !errors.Is(err, syncer.ErrSeqExhausted) {
 		t.Errorf("push past the last seq: %v", err)
 	}

@@ -1,7 +1,6 @@
 package index
 
-// Checkpoints of a DeltaFormat bucket (FORMAT.md, "Format 5: deltas and
-// checkpoints"). A checkpoint of seq C is the whole state of C, paged: a
+// Checkpoints (FORMAT.md, "Checkpoints"). A checkpoint of seq C is the whole state of C, paged: a
 // root (.silt/checkpoints/{C}.json, created once) naming immutable pages
 // of shard references (.silt/pages/{id}.json, named by their hash) in key
 // order. Page boundaries are chosen by the keys themselves (a hash of a

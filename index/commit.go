@@ -1,13 +1,10 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/internal/backoff"
@@ -21,12 +18,10 @@ var ErrCommitContention = errors.New("commit: too much contention on the manifes
 // CommitOptions.Attempts is zero.
 const DefaultCommitAttempts = 12
 
-// DefaultPacedWait is CommitOptions.PacedWait when zero. On a store that
-// lets one object change about once a second, writers of one bucket take
-// turns: a writer among eight waits several seconds for its turn, refused
-// with a 429 each time it comes too soon, and such a refusal is the store
-// pacing the writers, not a sign the commit cannot land. A minute is a
-// turn for dozens of writers; past it the store is failing, not pacing.
+// DefaultPacedWait is CommitOptions.PacedWait when zero. A race lost in
+// the log is another writer's commit landing: the bucket made progress,
+// so a writer among many keeps retrying for its turn. A minute is a turn
+// for hundreds of writers; past it something is failing, not racing.
 const DefaultPacedWait = time.Minute
 
 // Proposal is what one commit attempt proposes on top of its base.
@@ -35,10 +30,10 @@ type Proposal struct {
 	// Nil means nothing to commit (everything is there already).
 	Next *Manifest
 	// Write, when set, stores what Next references that is not stored yet
-	// (new shards). It runs beside the history copy of the base, before
-	// the swap; an error ends the commit with nothing swapped.
+	// (new shards). It runs before the log entry is created; an error
+	// ends the commit with nothing committed.
 	Write func(ctx context.Context) error
-	// After, when set on a log bucket, runs once Write has stored the
+	// After, when set, runs once Write has stored the
 	// shards and before the entry is created. It is for a proposal built
 	// on a predecessor still in flight (Speculate, pipelined commits): it
 	// waits for that predecessor and returns the head it landed as. A head
@@ -50,23 +45,16 @@ type Proposal struct {
 
 // CommitOptions modify a Commit.
 type CommitOptions struct {
-	// Attempts bounds the manifest writes; 0 means DefaultCommitAttempts.
+	// Attempts bounds the attempts that failed other than by a lost race
+	// (unknown outcomes); 0 means DefaultCommitAttempts.
 	Attempts int
-	// PacedWait bounds, on a store that states a per-key mutation limit
-	// (Capabilities.MaxMutationsPerKeyPerSecond, as GCS's driver does),
-	// the time spent on writes the store refused retryably and that did
-	// not land; those do not count against Attempts. 0 means
-	// DefaultPacedWait.
+	// PacedWait bounds the time spent retrying lost races, which do not
+	// count against Attempts. 0 means DefaultPacedWait.
 	PacedWait time.Duration
 	// Read re-reads the base after a lost race or an unsettled outcome;
 	// nil means ReadManifest. The engine passes its own, which checks for
 	// rollback and answers from its cache when nothing changed.
 	Read func(ctx context.Context) (Head, error)
-	// Format is the format of a bucket this commit creates: LogFormat
-	// makes its first commit create a log (FORMAT.md, "Format 4: the
-	// log"); 0 means DefaultFormat, FormatVersion pins the manifest as the
-	// commit point. An existing bucket keeps its own.
-	Format int
 	// Now is the clock log observations are measured by; nil means
 	// time.Now.
 	Now func() time.Time
@@ -86,25 +74,25 @@ type CommitResult struct {
 	Noop bool
 }
 
-// Commit is the one way a manifest is superseded. Each attempt calls build
-// with a base (first the given one, then a fresh read), writes the base's
-// history copy beside the proposal's own objects, and writes the proposed
-// manifest with compare-and-swap on the base's version (create-if-absent
-// when the base is "no manifest"). A write whose outcome is unknown (an
-// error that is not a clean precondition failure) is settled by reading
-// the manifest back, never by writing again blindly: our bytes there mean
-// it landed. A lost race or an unsettled outcome is retried after a
-// jittered backoff never shorter than the store's per-key mutation limit
-// allows, with build re-invoked on the fresh base, so build must merge
-// only its own changes and be safe to repeat (a change already in the
-// base is not a change). Past the bounded attempts the error wraps
-// ErrCommitContention and says how many attempts failed and why. On a
-// store that states a per-key mutation limit, a retryable refusal read
-// back as not landed is the store pacing its writers: it is bounded by
-// CommitOptions.PacedWait instead of by the attempts.
+// Commit is the one way a bucket's state is superseded: the
+// create-if-absent of the log entry that follows base (FORMAT.md, "The
+// commit"). Each attempt calls build with a base (first the given one,
+// then a fresh read), stores the proposal's own objects, then creates the
+// entry. A write whose outcome is unknown (an error that is not a clean
+// precondition failure) is settled by reading the entry back, never by
+// writing again blindly: our bytes there mean it landed. A lost race or
+// an unsettled outcome is retried after a short jittered backoff, with
+// build re-invoked on the fresh base, so build must merge only its own
+// changes and be safe to repeat (a change already in the base is not a
+// change). Lost races are bounded by CommitOptions.PacedWait, other
+// failures by the attempts; past either the error wraps
+// ErrCommitContention and says how many attempts failed and why.
 //
-// On a store without compare-and-swap the manifest is written
-// unconditionally: the caller must hold the commit lock.
+// A bucket with no state yet is created in the format this silt writes
+// (DefaultFormat). A bucket in an older format is refused with a
+// *MigrateRequiredError before anything is written. On a store with
+// neither compare-and-swap nor create-if-absent the caller must hold the
+// commit lock and pass the store through SerializedCreate.
 func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx context.Context, base Head) (Proposal, error), opts CommitOptions) (CommitResult, error) {
 	attempts := opts.Attempts
 	if attempts <= 0 {
@@ -123,12 +111,8 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 	if pacedWait <= 0 {
 		pacedWait = DefaultPacedWait
 	}
-	format := opts.Format
-	if format == 0 {
-		format = DefaultFormat
-	}
 	start := time.Now()
-	var lost, unknown, paced int
+	var lost, unknown int
 	var last error
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 || base.IsLog() && !base.fresh(now()) {
@@ -137,8 +121,11 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 				return CommitResult{Attempts: attempt}, err
 			}
 		}
-		if base.Version == "" && format >= LogFormat && (caps.ConditionalPut || caps.AtomicCreate) {
-			g, err := createLog(ctx, b, format, now)
+		if base.Version == "" {
+			if !caps.ConditionalPut && !caps.AtomicCreate {
+				return CommitResult{Attempts: attempt}, fmt.Errorf("commit: %w", ErrNoConditionalWrites)
+			}
+			g, err := createLog(ctx, b, now)
 			switch {
 			case backend.IsPrecondition(err): // another writer created the bucket
 				lost++
@@ -155,6 +142,9 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 			}
 			base = g
 		}
+		if err := Writable(base); err != nil {
+			return CommitResult{Attempts: attempt}, err
+		}
 		p, err := build(ctx, base)
 		if err != nil {
 			return CommitResult{Attempts: attempt}, err
@@ -162,103 +152,43 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 		if p.Next == nil {
 			return CommitResult{Head: base, Attempts: attempt, Noop: true}, nil
 		}
-		if want := base.Manifest.Seq + 1; base.Version != "" && p.Next.Seq != want {
+		if want := base.Manifest.Seq + 1; p.Next.Seq != want {
 			return CommitResult{Attempts: attempt}, fmt.Errorf("commit: proposed seq %d on base %d (want %d)", p.Next.Seq, base.Manifest.Seq, want)
 		}
-		if base.IsLog() {
-			if p.Write != nil {
-				if err := p.Write(ctx); err != nil {
-					return CommitResult{Attempts: attempt}, err
-				}
-			}
-			var h Head
-			base, err = landed(ctx, p, base)
-			if err == nil {
-				h, err = commitLog(ctx, b, base, p.Next, now, opts.CheckpointEvery)
-			}
-			switch {
-			case err == nil:
-				return CommitResult{Head: h, Attempts: attempt + 1}, nil
-			case ctx.Err() != nil:
-				return CommitResult{Attempts: attempt + 1}, ctx.Err()
-			case backend.IsPrecondition(err) || errors.Is(err, errLogStale) || errors.Is(err, errNotLanded):
-				lost++
-			case backend.IsRetryable(err) || errors.Is(err, backend.ErrOutcomeUnknown):
-				unknown++
-			default:
-				return CommitResult{Attempts: attempt + 1}, fmt.Errorf("write log entry %d: %w", p.Next.Seq, err)
-			}
-			last = err
-			// A race lost in the log is another writer's commit landing:
-			// the bucket made progress, and the retry is cheap (the new
-			// head is one entry). So lost races are bounded by time, as a
-			// paced store's refusals are, and only other failures by the
-			// attempts; a writer among many keeps its turn coming.
-			if attempt+1-lost >= attempts || time.Since(start) >= pacedWait {
-				why := fmt.Sprintf("%d attempts over %s: %d lost races, %d unknown outcomes", attempt+1, time.Since(start).Round(time.Millisecond), lost, unknown)
-				return CommitResult{Attempts: attempt + 1}, fmt.Errorf("%w (%s; last: %w)", ErrCommitContention, why, last)
-			}
-			// Each seq is its own key: no per-key limit paces the retries.
-			if err := backoff.Sleep(ctx, logBackoff.Wait(attempt)); err != nil {
-				return CommitResult{Attempts: attempt + 1}, err
-			}
-			continue
-		}
-		g, gctx := errgroup.WithContext(ctx)
-		g.Go(func() error { return WriteHistory(gctx, b, base) })
 		if p.Write != nil {
-			g.Go(func() error { return p.Write(gctx) })
-		}
-		if err := g.Wait(); err != nil {
-			return CommitResult{Attempts: attempt}, err
-		}
-		data := EncodeManifest(p.Next)
-		var cond backend.Cond
-		switch {
-		case !caps.ConditionalPut: // serialised by the caller's lock
-		case base.Version == "":
-			cond = backend.Cond{IfAbsent: true}
-		default:
-			cond = backend.Cond{IfMatch: base.Version}
-		}
-		info, err := backend.PutBytes(ctx, b, ManifestKey, data, cond)
-		if err != nil && !backend.IsPrecondition(err) {
-			if ctx.Err() != nil {
-				return CommitResult{Attempts: attempt + 1}, ctx.Err()
+			if err := p.Write(ctx); err != nil {
+				return CommitResult{Attempts: attempt}, err
 			}
-			// The outcome is unknown (an acknowledgement may be lost):
-			// read back. Our bytes there mean it landed; the base still
-			// there means it did not; anything else is a lost race (or
-			// ours landed and was superseded: the rebuild finds its
-			// changes already in the base).
-			cur, rerr := readHead(ctx, b, backend.GetOptions{}, now)
-			switch {
-			case rerr == nil && bytes.Equal(cur.Data, data):
-				info, err = cur.Info, nil
-			case !backend.IsRetryable(err) && (rerr == nil && cur.Version == base.Version):
-				return CommitResult{Attempts: attempt + 1}, fmt.Errorf("write manifest: %w", err)
-			default:
-				unknown++
-				last = err
-				if caps.MaxMutationsPerKeyPerSecond > 0 && backend.IsRetryable(err) && rerr == nil {
-					paced++ // refused and not landed: the store's pace, bounded by time
-				}
-			}
-		} else if err != nil {
-			lost++
-			last = err
 		}
+		var h Head
+		base, err = landed(ctx, p, base)
 		if err == nil {
-			return CommitResult{Head: Head{Manifest: p.Next, Data: data, Version: info.Version, Info: info}, Attempts: attempt + 1}, nil
+			h, err = commitLog(ctx, b, base, p.Next, now, opts.CheckpointEvery)
 		}
-		if elapsed := time.Since(start); attempt+1-paced >= attempts || (paced > 0 && elapsed >= pacedWait) {
-			why := fmt.Sprintf("%d attempts: %d lost races, %d unknown outcomes", attempt+1, lost, unknown)
-			if paced > 0 {
-				why += fmt.Sprintf(", %d of them refused by the store's per-object limit over %s", paced, elapsed.Round(time.Millisecond))
-			}
+		switch {
+		case err == nil:
+			return CommitResult{Head: h, Attempts: attempt + 1}, nil
+		case ctx.Err() != nil:
+			return CommitResult{Attempts: attempt + 1}, ctx.Err()
+		case backend.IsPrecondition(err) || errors.Is(err, errLogStale) || errors.Is(err, errNotLanded):
+			lost++
+		case backend.IsRetryable(err) || errors.Is(err, backend.ErrOutcomeUnknown):
+			unknown++
+		default:
+			return CommitResult{Attempts: attempt + 1}, fmt.Errorf("write log entry %d: %w", p.Next.Seq, err)
+		}
+		last = err
+		// A race lost in the log is another writer's commit landing:
+		// the bucket made progress, and the retry is cheap (the new
+		// head is one entry). So lost races are bounded by time, as a
+		// paced store's refusals are, and only other failures by the
+		// attempts; a writer among many keeps its turn coming.
+		if attempt+1-lost >= attempts || time.Since(start) >= pacedWait {
+			why := fmt.Sprintf("%d attempts over %s: %d lost races, %d unknown outcomes", attempt+1, time.Since(start).Round(time.Millisecond), lost, unknown)
 			return CommitResult{Attempts: attempt + 1}, fmt.Errorf("%w (%s; last: %w)", ErrCommitContention, why, last)
 		}
-		if err := backoff.Sleep(ctx, Backoff(attempt, caps.MaxMutationsPerKeyPerSecond)); err != nil {
+		// Each seq is its own key: no per-key limit paces the retries.
+		if err := backoff.Sleep(ctx, logBackoff.Wait(attempt)); err != nil {
 			return CommitResult{Attempts: attempt + 1}, err
 		}
 	}

@@ -78,3 +78,30 @@ func (e *ObjectError) Error() string {
 
 // Unwrap returns the sentinel.
 func (e *ObjectError) Unwrap() error { return e.Err }
+
+// ErrMigrateRequired is returned (wrapped in a *MigrateRequiredError) by a
+// commit to a bucket in a format this silt reads but no longer writes
+// (2, 3 or 4). Nothing is written: run Migrate (silt migrate) first.
+var ErrMigrateRequired = errors.New("the bucket is in an older format: run silt migrate")
+
+// MigrateRequiredError names the format of a bucket a commit refused.
+type MigrateRequiredError struct {
+	Format int
+}
+
+func (e *MigrateRequiredError) Error() string {
+	return fmt.Sprintf("the bucket is in format %d, which this silt reads but no longer writes: run `silt migrate` (online: writers beside it are carried over)", e.Format)
+}
+
+// Unwrap returns ErrMigrateRequired.
+func (e *MigrateRequiredError) Unwrap() error { return ErrMigrateRequired }
+
+// Writable returns a *MigrateRequiredError for a head of a bucket in a
+// format this silt reads but does not write, and nil for one it writes or
+// an empty bucket (which a commit creates in DefaultFormat).
+func Writable(h Head) error {
+	if f := h.Manifest.Format; h.Version != "" && f != DefaultFormat {
+		return &MigrateRequiredError{Format: f}
+	}
+	return nil
+}

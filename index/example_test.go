@@ -58,7 +58,7 @@ func ExampleOpenSnapshot() {
 	// seq 1: data/m1/latest, 5 bytes, object .silt/objects/2c/2cf24db…
 }
 
-// A bucket created in DeltaFormat commits each seq as a delta in the log
+// A bucket commits each seq as a delta in the log
 // and, every CheckpointEvery commits, a paged checkpoint of the whole
 // shard list; a reader with nothing starts from the newest checkpoint.
 func ExampleDeltaFormat() {
@@ -73,7 +73,7 @@ func ExampleDeltaFormat() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, Format: index.DeltaFormat, CheckpointEvery: 2})
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: dir, CheckpointEvery: 2})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,31 +11,31 @@ import (
 	"strings"
 )
 
-// FormatVersion is the remote format this package writes to a bucket
-// whose manifest is its commit point; see FORMAT.md. A bucket created in
-// LogFormat is written in LogFormat. It reads MinFormatVersion up to
-// MaxFormatVersion. A larger format is refused with ErrNewerFormat,
+// FormatVersion is format 3, whose manifest is its commit point: older
+// silts wrote it, this one reads it and refuses to commit to it
+// (ErrMigrateRequired); see FORMAT.md, "Reading older formats". Shards
+// still carry it. This package reads MinFormatVersion up to
+// MaxFormatVersion; a larger format is refused with ErrNewerFormat,
 // format 1 with ErrOlderFormat.
 const FormatVersion = 3
 
-// LogFormat is the format of a bucket whose commit point is the
-// create-if-absent of a log entry (FORMAT.md, "Format 4: the log"): its
-// manifest.json is a hint, and its log entries are the manifests.
+// LogFormat is format 4, the log of whole states (FORMAT.md, "Reading
+// older formats"): read, not written.
 const LogFormat = 4
 
 // DeltaFormat is LogFormat with log entries that hold the change from
 // their predecessor, not the whole manifest, and paged checkpoints of the
-// whole shard list (FORMAT.md, "Format 5: deltas and checkpoints"): a
+// whole shard list (FORMAT.md, "Log entries" and "Checkpoints"): a
 // commit's index bytes grow with what it changed, not with the bucket.
 const DeltaFormat = 5
 
-// DefaultFormat is the format a bucket is created in when its creator
-// asks for none: the log of deltas, whose commits cost what they change at
-// any size. A store without conditional writes cannot host a log; a
-// bucket created there is in FormatVersion, committed under the lock.
+// DefaultFormat is the one format this silt writes: the log of deltas,
+// whose commits cost what they change at any size. A store without
+// conditional writes hosts it only under a commit lock.
 const DefaultFormat = DeltaFormat
 
-// MaxFormatVersion is the newest format this package reads and writes.
+// MaxFormatVersion is the newest format this package reads (and the one
+// it writes).
 const MaxFormatVersion = DeltaFormat
 
 // MinFormatVersion is the oldest format this package reads: format 2 is

@@ -1,6 +1,6 @@
 package index
 
-// Format 4, the log (FORMAT.md, "Format 4: the log"). The commit of seq N
+// Format 4, the log (FORMAT.md, "Reading older formats", "Format 4"). The commit of seq N
 // is the create-if-absent of LogKey(N), holding the manifest of N;
 // manifest.json is a hint a reader starts from, never the truth. Creates
 // of distinct keys are not mutations of one object, so a store's per-object
@@ -386,12 +386,12 @@ func isLogMarker(ctx context.Context, b backend.Backend) (bool, error) {
 	return err == nil, err
 }
 
-// createLog makes b a LogFormat bucket: the marker, then the genesis hint
-// by create-if-absent, which is what decides the bucket's format against
-// a version-3 writer creating its manifest at the same time. A lost race
-// is backend.ErrPrecondition.
-func createLog(ctx context.Context, b backend.Backend, format int, now func() time.Time) (Head, error) {
-	g, gh := genesisOf(format)
+// createLog makes b a bucket of the format this silt writes: the marker,
+// then the genesis hint by create-if-absent, which is what decides the
+// bucket's format against an older silt creating a format-3 manifest at
+// the same time. A lost race is backend.ErrPrecondition.
+func createLog(ctx context.Context, b backend.Backend, now func() time.Time) (Head, error) {
+	g, gh := genesisOf(DefaultFormat)
 	// Every marker is the same bytes: Retry may resend or settle it.
 	if _, err := backend.PutBytes(ctx, b, HistoryKey(genesisSeq), g, backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
 		return Head{}, fmt.Errorf("create log: %w", err)
@@ -450,24 +450,19 @@ func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest
 		return Head{}, err
 	}
 	h := Head{Manifest: n, Data: state, Version: logVersion(n.Seq, sent), Info: info}
-	switch {
-	case n.Format == DeltaFormat && n.Seq%uint64(every) == 0:
+	if n.Seq%uint64(every) == 0 {
 		checkpointAfter(ctx, b, h, sent, now)
-	case n.Format != DeltaFormat && n.Seq%HintEvery == 0:
-		// Best effort, sent once: a reader never depends on the hint
-		// being current, and a retry would wait out a per-object limit.
-		_, _ = backend.PutBytes(backend.SendOnce(ctx), b, ManifestKey, data, backend.Cond{})
 	}
 	return h, nil
 }
 
 // logState returns the state that committing next on the log head base
-// makes, and its bytes: next in base's format, prev the hash of base's
+// makes, and its bytes: next in the format this silt writes, prev the hash of base's
 // state (none on the genesis), the shards never nil and no empty fences
 // (so a delta's reader, which rebuilds the state, encodes it alike).
 func logState(base Head, next *Manifest) (*Manifest, []byte) {
 	n := *next
-	n.Format = base.Manifest.Format
+	n.Format = DefaultFormat
 	n.Prev = ""
 	if base.Manifest.Seq != genesisSeq {
 		n.Prev = base.stateHash()
@@ -482,14 +477,10 @@ func logState(base Head, next *Manifest) (*Manifest, []byte) {
 }
 
 // logEntry returns logState's state and bytes, and the bytes of the entry
-// that commits it: the state itself in LogFormat, the delta from base in
-// DeltaFormat.
+// that commits it: the delta from base.
 func logEntry(base Head, next *Manifest) (*Manifest, []byte, []byte) {
 	n, state := logState(base, next)
-	if n.Format == DeltaFormat {
-		return n, state, encodeDelta(diffState(base, n, state))
-	}
-	return n, state, state
+	return n, state, encodeDelta(diffState(base, n, state))
 }
 
 // Speculate returns the head that committing next on the log head base

@@ -11,11 +11,35 @@ import (
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/legacy"
 )
 
 // logCommit commits files (path -> content) on b's head in the log format,
 // on the clock now, and returns the new head.
 func logCommit(t *testing.T, b backend.Backend, now func() time.Time, files map[string]string) index.Head {
+	t.Helper()
+	return logCommitEvery(t, b, now, 0, files)
+}
+
+// legacyCommit4 commits files as an older silt writing format 4 does,
+// and returns the head as read on the clock now.
+func legacyCommit4(t *testing.T, b backend.Backend, now func() time.Time, files map[string]string) index.Head {
+	t.Helper()
+	fs := map[string][]byte{}
+	for p, c := range files {
+		fs[p] = []byte(c)
+	}
+	if _, err := legacy.Push(context.Background(), b, index.LogFormat, fs); err != nil {
+		t.Fatal(err)
+	}
+	h, err := index.ReadHead(context.Background(), b, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func logCommitEvery(t *testing.T, b backend.Backend, now func() time.Time, every int, files map[string]string) index.Head {
 	t.Helper()
 	ctx := context.Background()
 	base, err := index.ReadHead(ctx, b, now)
@@ -36,7 +60,7 @@ func logCommit(t *testing.T, b backend.Backend, now func() time.Time, files map[
 		}
 		m := &index.Manifest{Seq: base.Manifest.Seq + 1, Shards: []index.ShardRef{{Lo: "", ID: id, Count: len(entries), Bytes: int64(len(data))}}}
 		return index.Proposal{Next: m}, nil
-	}, index.CommitOptions{Format: index.LogFormat, Now: now})
+	}, index.CommitOptions{Now: now, CheckpointEvery: every})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,13 +75,13 @@ func mustExist(t *testing.T, b backend.Backend, key string, want bool) {
 	}
 }
 
-// A bucket created in the log format commits each seq as its own object,
-// keeps the marker and a hint, and every reader finds the head.
+// A bucket commits each seq as its own object, keeps the marker and a
+// hint (the newest checkpoint's root), and every reader finds the head.
 func TestLog_Commits_EachSeqItsOwnObject(t *testing.T) {
 	b := mem.New()
 	var head index.Head
 	for i := range 20 {
-		head = logCommit(t, b, time.Now, map[string]string{"f": string(rune('a' + i))})
+		head = logCommitEvery(t, b, time.Now, 16, map[string]string{"f": string(rune('a' + i))})
 	}
 	if head.Manifest.Seq != 20 || !head.IsLog() {
 		t.Fatalf("head seq %d log %v", head.Manifest.Seq, head.IsLog())
@@ -71,9 +95,9 @@ func TestLog_Commits_EachSeqItsOwnObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := index.DecodeManifest(index.ManifestKey, hint)
-	if err != nil || m.Seq != 16 {
-		t.Fatalf("hint: seq %v (%v), want 16 (written every %d)", m, err, index.HintEvery)
+	root, _, err := backend.ReadAll(context.Background(), b, index.CheckpointKey(16), backend.GetOptions{}, 1<<20)
+	if err != nil || string(hint) != string(root) {
+		t.Fatalf("hint is not the root of checkpoint 16 (written every 16): %v", err)
 	}
 	got := readHead(t, b)
 	if got.Manifest.Seq != 20 || string(got.Data) != string(head.Data) {
@@ -120,19 +144,20 @@ func TestLog_UnchangedRead_OneRequestWhileFresh(t *testing.T) {
 	}
 }
 
-// gc deletes old log entries lowest first; a reader whose position gc
-// deleted, and one starting from a hint gc left behind, still find the
-// head, never a deleted entry's absence taken for "nothing newer".
+// gc of a format-4 bucket (an older silt's) deletes old log entries
+// lowest first; a reader whose position gc deleted, and one starting from
+// a hint gc left behind, still find the head, never a deleted entry's
+// absence taken for "nothing newer".
 func TestLog_GCDeletesPrefix_StaleReaderFindsHead(t *testing.T) {
 	clock := wrap.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	store := wrap.Clocked(mem.New(), clock)
 	ctx := context.Background()
-	old := logCommit(t, store, clock.Now, map[string]string{"f": "1"})
+	old := legacyCommit4(t, store, clock.Now, map[string]string{"f": "1"})
 	for i := range 5 {
-		logCommit(t, store, clock.Now, map[string]string{"f": string(rune('2' + i))})
+		legacyCommit4(t, store, clock.Now, map[string]string{"f": string(rune('2' + i))})
 	}
 	clock.Advance(3 * time.Hour)
-	head := logCommit(t, store, clock.Now, map[string]string{"f": "new"})
+	head := legacyCommit4(t, store, clock.Now, map[string]string{"f": "new"})
 	rep, err := index.GC(ctx, store, index.GCOptions{OlderThan: time.Hour, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -176,13 +201,18 @@ func TestLog_StaleBase_NeverRecreatesDeletedEntry(t *testing.T) {
 	clock := wrap.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	store := wrap.Clocked(mem.New(), clock)
 	ctx := context.Background()
-	stale := logCommit(t, store, clock.Now, map[string]string{"f": "1"})
-	logCommit(t, store, clock.Now, map[string]string{"f": "2"})
-	logCommit(t, store, clock.Now, map[string]string{"f": "3"})
+	stale := logCommitEvery(t, store, clock.Now, 3, map[string]string{"f": "1"})
+	for _, f := range []string{"2", "3", "4"} { // checkpointed at 3
+		logCommitEvery(t, store, clock.Now, 3, map[string]string{"f": f})
+	}
 	clock.Advance(3 * time.Hour)
-	logCommit(t, store, clock.Now, map[string]string{"f": "4"})
-	if _, err := index.GC(ctx, store, index.GCOptions{OlderThan: time.Hour, Now: clock.Now}); err != nil {
+	logCommitEvery(t, store, clock.Now, 3, map[string]string{"f": "5"})
+	rep, err := index.GC(ctx, store, index.GCOptions{OlderThan: time.Hour, Now: clock.Now})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(rep.History) == 0 {
+		t.Fatalf("gc deleted no log entry: %+v", rep)
 	}
 	mustExist(t, store, index.LogKey(2), false)
 	res, err := index.Commit(ctx, store, stale, func(_ context.Context, base index.Head) (index.Proposal, error) {
@@ -193,8 +223,8 @@ func TestLog_StaleBase_NeverRecreatesDeletedEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Head.Manifest.Seq != 5 {
-		t.Fatalf("committed seq %d, want 5 (on the real head)", res.Head.Manifest.Seq)
+	if res.Head.Manifest.Seq != 6 {
+		t.Fatalf("committed seq %d, want 6 (on the real head)", res.Head.Manifest.Seq)
 	}
 	mustExist(t, store, index.LogKey(2), false)
 }

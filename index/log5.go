@@ -1,7 +1,7 @@
 package index
 
-// Format 5: log entries that hold a delta (FORMAT.md, "Format 5: deltas and
-// checkpoints"). Entry N holds the shard entries that changed from N-1, the
+// Format 5: log entries that hold a delta (FORMAT.md, "Log entries" and
+// "Checkpoints"). Entry N holds the shard entries that changed from N-1, the
 // fences that changed, prev (the sha256 of the state N-1) and state (the
 // sha256 of the state N). The state of N is the manifest a format-4 entry
 // would hold, with format 5: a reader applies the delta to the state it

@@ -67,7 +67,7 @@ func TestDelta_IndexBytesPerOneFileCommit_AtScale(t *testing.T) {
 				t.Helper()
 				res, err := index.Commit(ctx, store, base, func(context.Context, index.Head) (index.Proposal, error) {
 					return index.Proposal{Next: &index.Manifest{Seq: base.Manifest.Seq + 1, Shards: shards, ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes}, Write: write}, nil
-				}, index.CommitOptions{Format: index.DeltaFormat, CheckpointEvery: index.DefaultCheckpointEvery})
+				}, index.CommitOptions{CheckpointEvery: index.DefaultCheckpointEvery})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -54,7 +54,7 @@ func deltaCommit(t *testing.T, b backend.Backend, now func() time.Time, every in
 			}
 		}
 		return index.Proposal{Next: m}, nil
-	}, index.CommitOptions{Format: index.DeltaFormat, Now: now, CheckpointEvery: every})
+	}, index.CommitOptions{Now: now, CheckpointEvery: every})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func readBounded(ctx context.Context, b backend.Backend, key string, opts backen
 // manifest is backend.ErrNotModified.
 //
 // In a LogFormat bucket the manifest is a hint: the head is found by
-// reading the log forward from it (FORMAT.md, "Format 4: the log"), and
+// reading the log forward from it (FORMAT.md, "Reading older formats", "Format 4"), and
 // opts.IfNoneMatch may be the version of a log head read earlier.
 func ReadManifest(ctx context.Context, b backend.Backend, opts backend.GetOptions) (Head, error) {
 	if seq, _, ok := parseLogVersion(opts.IfNoneMatch); ok {

@@ -9,6 +9,7 @@ import (
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/legacy"
 )
 
 // betweenGetAndList runs between a reader's first Get of the manifest and
@@ -39,13 +40,10 @@ func TestReadHead_FirstCommitsLandBetweenGetAndList_ReadsTheirHead(t *testing.T)
 	inner := mem.New()
 	b := &betweenGetAndList{Backend: inner}
 	b.hook = func() {
-		base := index.Head{Manifest: index.Empty()}
-		for range 2 {
-			res, err := index.Commit(ctx, inner, base, bump, index.CommitOptions{Format: index.FormatVersion})
-			if err != nil {
+		for range 2 { // an older silt's first two commits
+			if _, err := legacy.Push(ctx, inner, index.FormatVersion, nil); err != nil {
 				t.Fatal(err)
 			}
-			base = res.Head
 		}
 	}
 	h, err := index.ReadManifest(ctx, b, backend.GetOptions{})
@@ -61,13 +59,10 @@ func TestReadHead_FirstCommitsLandBetweenGetAndList_ReadsTheirHead(t *testing.T)
 func TestReadHead_ManifestDeleted_StillReportsItMissing(t *testing.T) {
 	ctx := context.Background()
 	b := mem.New()
-	base := index.Head{Manifest: index.Empty()}
 	for range 2 {
-		res, err := index.Commit(ctx, b, base, bump, index.CommitOptions{Format: index.FormatVersion})
-		if err != nil {
+		if _, err := legacy.Push(ctx, b, index.FormatVersion, nil); err != nil {
 			t.Fatal(err)
 		}
-		base = res.Head
 	}
 	if err := b.Delete(ctx, index.ManifestKey, backend.Cond{}); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -239,20 +240,40 @@ func readShards(ctx context.Context, b backend.Backend, m *Manifest) error {
 }
 
 // recoverCommit supersedes prev (the manifest as read; without a version
-// when missing) with next, through Commit, once: a lost race is an error,
-// since the bucket moved while recover ran and recovering again decides
-// on what it holds now. Commit sees the manifest being replaced as the
-// base of next (its version for the swap, seq next-1) without its bytes
-// when it is not the tip of the history (an older copy put back, bytes
-// that do not decode): its history copy would be a lie, and the copy of
-// the seq it holds is already there or gone for good.
+// when missing) with next, once, as a format-3 commit did: the history
+// copy of the manifest being superseded, then next by compare-and-swap
+// on its version. It is the one write silt still makes in a bucket whose
+// manifest is its commit point, and it only re-commits a snapshot the
+// bucket already holds. A lost race is an error, since the bucket moved
+// while recover ran and recovering again decides on what it holds now.
+// The manifest being replaced gets no history copy when it is not the
+// tip of the history (an older copy put back, bytes that do not decode):
+// the copy would be a lie, and the copy of the seq it holds is already
+// there or gone for good.
 func recoverCommit(ctx context.Context, b backend.Backend, prev Head, next *Manifest) (Head, error) {
-	base := prev
-	if prev.Version != "" && (prev.Data == nil || prev.Manifest.Seq+1 != next.Seq) {
-		base = Head{Manifest: &Manifest{Format: FormatVersion, Seq: next.Seq - 1}, Version: prev.Version, Info: prev.Info}
+	if prev.Version != "" && prev.Data != nil && prev.Manifest.Seq+1 == next.Seq {
+		if err := WriteHistory(ctx, b, prev); err != nil {
+			return Head{}, err
+		}
 	}
-	res, err := Commit(ctx, b, base, func(context.Context, Head) (Proposal, error) {
-		return Proposal{Next: next}, nil
-	}, CommitOptions{Attempts: 1, Format: FormatVersion}) // a bucket whose manifest is its commit point stays one
-	return res.Head, err
+	data := EncodeManifest(next)
+	var cond backend.Cond
+	switch {
+	case !b.Capabilities().ConditionalPut: // serialised by the caller's lock
+	case prev.Version == "":
+		cond = backend.Cond{IfAbsent: true}
+	default:
+		cond = backend.Cond{IfMatch: prev.Version}
+	}
+	info, err := backend.PutBytes(ctx, b, ManifestKey, data, cond)
+	if err != nil && !backend.IsPrecondition(err) && ctx.Err() == nil {
+		// Unknown outcome: our bytes there mean it landed.
+		if got, ginfo, rerr := readBounded(ctx, b, ManifestKey, backend.GetOptions{}, MaxManifestBytes); rerr == nil && bytes.Equal(got, data) {
+			info, err = ginfo, nil
+		}
+	}
+	if err != nil {
+		return Head{}, fmt.Errorf("write manifest: %w", err)
+	}
+	return Head{Manifest: next, Data: data, Version: info.Version, Info: info}, nil
 }

@@ -82,9 +82,11 @@ func repack(ctx context.Context, b backend.Backend, below float64, now func() ti
 	if err != nil {
 		return rep, fmt.Errorf("repack: %w", err)
 	}
-	if head.Version == "" {
+	if head.Version == "" || Writable(head) != nil {
 		// Nothing committed (or the manifest is lost): no pack is live,
-		// and a commit here would create the bucket.
+		// and a commit here would create the bucket. Or a bucket of an
+		// older format, which this silt does not write: gc collects it
+		// but does not repack it.
 		return rep, nil
 	}
 	build := func(ctx context.Context, head Head) (Proposal, error) {

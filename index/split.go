@@ -23,7 +23,7 @@ const (
 
 	// DefaultShardMaxBytes is the byte bound a DeltaFormat bucket records
 	// at its creation: a one-file commit writes one shard, so this bounds
-	// most of its index bytes (FORMAT.md, "Format 5"), under the 64 KiB a
+	// most of its index bytes (FORMAT.md, "Log entries"), under the 64 KiB a
 	// commit may cost with its delta and its share of a checkpoint; larger
 	// shards mean fewer requests for a cold push or pull.
 	DefaultShardMaxBytes = 48 << 10

@@ -34,6 +34,7 @@ const (
 	CodeNewerFormat    = "newer_format"     // the bucket was written by a newer silt
 	CodeCorruptIndex   = "corrupt_index"    // the remote index does not parse
 	CodeOlderFormat    = "older_format"     // the bucket holds a format this silt no longer reads
+	CodeMigrate        = "migrate_required" // the bucket is in a format this silt reads but no longer writes
 	CodeCorruptObject  = "corrupt_object"   // a data object is missing or does not match its entry
 	CodeRollback       = "rollback"         // the remote manifest went back to an older sequence
 	CodeSeqExhausted   = "seq_exhausted"    // the manifest sequence cannot advance any more
@@ -89,6 +90,7 @@ var errorMap = []struct {
 	{syncer.ErrSeqExhausted, CodeSeqExhausted, http.StatusConflict},
 	{index.ErrNewerFormat, CodeNewerFormat, http.StatusInternalServerError},
 	{index.ErrOlderFormat, CodeOlderFormat, http.StatusInternalServerError},
+	{index.ErrMigrateRequired, CodeMigrate, http.StatusConflict},
 	{index.ErrCorruptIndex, CodeCorruptIndex, http.StatusInternalServerError},
 	{index.ErrIndexTooLarge, CodeCorruptIndex, http.StatusInternalServerError},
 	{index.ErrCorruptObject, CodeCorruptObject, http.StatusInternalServerError},

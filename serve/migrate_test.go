@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/legacy"
 	"github.com/siltsync/silt/syncer"
 )
 
@@ -13,15 +15,9 @@ import (
 func TestServer_Migrate_DryRunThenMigrateThenPush(t *testing.T) {
 	store := mem.New()
 	// A bucket of format 3, made by an older silt.
-	old, err := syncer.Open(t.Context(), syncer.Config{Backend: store, Dir: t.TempDir(), Format: index.FormatVersion})
-	if err != nil {
+	if _, err := legacy.Push(t.Context(), store, index.FormatVersion, map[string][]byte{"data/t/a": []byte("one")}); err != nil {
 		t.Fatal(err)
 	}
-	write(t, old.Root(), "data/t/a", "one")
-	if _, err := old.Push(t.Context(), syncer.PushOptions{All: true}); err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
 	st := start(t, store)
 	push := func(p, body string) {
 		t.Helper()
@@ -45,6 +41,18 @@ func TestServer_Migrate_DryRunThenMigrateThenPush(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := head()
+	// Before the migration a push is refused, by a code a host branches on.
+	write(t, st.dir, "data/t/early", "refused")
+	if err := st.client.MarkPaths(t.Context(), "data/t/early"); err != nil {
+		t.Fatal(err)
+	}
+	var se *Error
+	if _, err := st.client.Push(t.Context(), syncer.PushOptions{}); !errors.Is(err, index.ErrMigrateRequired) || !errors.As(err, &se) || se.Code != CodeMigrate {
+		t.Fatalf("push to a format-3 bucket through the service: %v", err)
+	}
+	if m := head(); m.Seq != before.Seq {
+		t.Fatalf("a refused push moved the head to seq %d", m.Seq)
+	}
 
 	dry, err := st.client.Migrate(t.Context(), true)
 	if err != nil {

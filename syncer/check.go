@@ -117,6 +117,9 @@ func (s *Syncer) remoteEntries(ctx context.Context, o *op, pm *prepared, lp loca
 	if err != nil {
 		return nil, err
 	}
+	if err := index.Writable(head); err != nil {
+		return nil, err // before any upload: a bucket of an older format is migrated first
+	}
 	pm.head = &head
 	m := head.Manifest
 	o.stats.Seq = m.Seq

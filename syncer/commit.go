@@ -68,20 +68,13 @@ type commitResult struct {
 // index.
 func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, first *index.Head, fence *Fence, pl pipeline) (commitResult, error) {
 	b := o.backend()
-	caps := b.Capabilities()
-	if !caps.ConditionalPut && first == nil && caps.AtomicCreate {
-		h, err := s.readManifest(ctx, b)
-		if err != nil {
-			return commitResult{}, err
-		}
-		first = &h
-	}
-	if !caps.ConditionalPut && !(caps.AtomicCreate && s.commitsByLog(*first)) {
+	if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate {
 		if s.cfg.CommitLock == nil {
 			return commitResult{}, ErrNoConditionalWrite
 		}
-		// No compare-and-swap: the lock makes read-merge-write exclusive,
-		// and its fencing token keeps a holder that lost it from writing.
+		// No conditional write: the lock makes the commit exclusive (a
+		// create-if-absent is a Stat then a Put under it), and its
+		// fencing token keeps a holder that lost it from writing.
 		key, token, release, err := s.cfg.CommitLock.LockCommit(ctx)
 		if err != nil {
 			return commitResult{}, fmt.Errorf("commit lock: %w", err)
@@ -89,6 +82,7 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 		defer release()
 		fence = &Fence{Key: key, Token: token}
 		first = nil
+		b = backend.UnderLock(b)
 	}
 	if first == nil {
 		h, err := s.readManifest(ctx, b)
@@ -120,15 +114,12 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 		// being superseded, before the swap: one more request, no more
 		// latency.
 		p := index.Proposal{Next: next, Write: func(ctx context.Context) error { return s.writeShards(ctx, b, sh, r.written) }}
-		if head.IsLog() {
-			p.After = pl.after(head, next, sh, s.cfg.Now)
-		}
+		p.After = pl.after(head, next, sh, s.cfg.Now)
 		return p, nil
 	}
 	cr, err := index.Commit(ctx, b, *first, build, index.CommitOptions{
 		Attempts: s.cfg.CommitAttempts,
 		Read:     func(ctx context.Context) (index.Head, error) { return s.readManifest(ctx, b) },
-		Format:   s.cfg.Format,
 		Now:      s.cfg.Now,
 
 		CheckpointEvery: s.cfg.CheckpointEvery,
@@ -478,15 +469,4 @@ func (s *Syncer) writeShards(ctx context.Context, b backend.Backend, sh *shards,
 		})
 	}
 	return g.Wait()
-}
-
-// commitsByLog says whether a commit on head h is the create-if-absent of
-// a log entry (a log bucket, or an empty one this cache creates as one),
-// which a store with AtomicCreate settles alone: only a bucket whose
-// manifest is its commit point needs compare-and-swap or the commit lock.
-func (s *Syncer) commitsByLog(h index.Head) bool {
-	if h.Version == "" {
-		return s.cfg.Format == 0 || s.cfg.Format >= index.LogFormat
-	}
-	return h.IsLog()
 }

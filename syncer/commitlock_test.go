@@ -20,76 +20,112 @@ import (
 	"github.com/siltsync/silt/syncer"
 )
 
-// A bucket in format 3 on a store without compare-and-swap (a gocloud
-// bucket) refuses to commit unless a distributed lock serialises commits;
-// with one, concurrent writers lose nothing and every commit records the
-// lock's fencing token.
-func TestSyncer_CommitUnderLock_StoreWithoutCAS(t *testing.T) {
+// A store with neither compare-and-swap nor atomic create (a gocloud
+// bucket without either) refuses a commit unless a distributed lock
+// serialises commits; with one, concurrent writers lose nothing, the
+// bucket is in the one format this silt writes, every commit records the
+// lock's fencing token, and a holder whose token is stale is refused.
+func TestSyncer_CommitUnderLock_StoreWithoutConditionalWrite(t *testing.T) {
 	bkt := memblob.OpenBucket(nil)
 	t.Cleanup(func() { bkt.Close() })
-	store := blob.New(bkt, blob.Config{AtomicCreate: true, ListAfterWrite: true})
+	store := blob.New(bkt, blob.Config{ListAfterWrite: true})
+	if caps := store.Capabilities(); caps.ConditionalPut || caps.AtomicCreate {
+		t.Fatalf("store capabilities %+v, want neither conditional write", caps)
+	}
 	locks := mem.New() // the lock lives in a store with compare-and-swap
 	ctx := context.Background()
 
-	open := func(withLock bool) *syncer.Syncer {
-		cfg := syncer.Config{Backend: store, Dir: t.TempDir(), Format: index.FormatVersion}
-		if withLock {
-			l, err := lock.New(locks, ".silt/locks/commit", lock.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.CommitLock = l
-		}
-		s, err := syncer.Open(ctx, cfg)
+	open := func(l syncer.CommitLocker) *syncer.Syncer {
+		s, err := syncer.Open(ctx, syncer.Config{Backend: store, Dir: t.TempDir(), CommitLock: l})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	write := func(s *syncer.Syncer, p string) { writeOwnName(t, s, p) }
+	commitLock := func() syncer.CommitLocker {
+		l, err := lock.New(locks, ".silt/locks/commit", lock.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
 
-	bare := open(false)
-	write(bare, "x/refused")
+	bare := open(nil)
+	writeOwnName(t, bare, "x/refused")
 	if _, err := bare.Push(ctx, syncer.PushOptions{}); !errors.Is(err, syncer.ErrNoConditionalWrite) {
-		t.Fatalf("push without CAS or lock: %v, want ErrNoConditionalWrite", err)
+		t.Fatalf("push without a conditional write or a lock: %v, want ErrNoConditionalWrite", err)
 	}
 
 	const writers = 6
-	pushConcurrently(t, writers, func() *syncer.Syncer { return open(true) })
-	snap, err := index.OpenSnapshot(ctx, store)
+	pushConcurrently(t, writers, func() *syncer.Syncer { return open(commitLock()) })
+	h, err := index.ReadHead(ctx, store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := snap.Manifest().Entries(); n != writers*3 {
+	m := h.Manifest
+	if m.Format != index.DefaultFormat {
+		t.Errorf("format %d under the lock, want %d", m.Format, index.DefaultFormat)
+	}
+	if n := m.Entries(); n != writers*3 {
 		t.Errorf("entries = %d, want %d", n, writers*3)
 	}
-	if seq, fence := snap.Manifest().Seq, snap.Manifest().Fences[".silt/locks/commit"]; seq != writers*3 || fence != writers*3 {
+	if seq, fence := m.Seq, m.Fences[".silt/locks/commit"]; seq != writers*3 || fence != writers*3 {
 		t.Errorf("seq %d, fence %d; want %d each", seq, fence, writers*3)
 	}
 	conformance.CheckRemote(t, store, "")
-}
 
-// Without compare-and-swap two writers can both upload the same path
-// outside the lock; the second commit must then fail clearly, not record a
-// version the store no longer holds.
-func TestSyncer_CommitPush_StaleManifest_ReportsConflict(t *testing.T) {
-	for _, format := range []int{index.FormatVersion, index.DefaultFormat} {
-		t.Run(fmt.Sprint("format", format), func(t *testing.T) { testStaleManifestConflict(t, format) })
+	stale := open(staleLock{key: ".silt/locks/commit", token: 1})
+	writeOwnName(t, stale, "x/stale")
+	if _, err := stale.Push(ctx, syncer.PushOptions{}); !errors.Is(err, syncer.ErrFenced) {
+		t.Fatalf("push under a stale fencing token: %v, want ErrFenced", err)
+	}
+	after, err := index.ReadHead(ctx, store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Manifest.Seq != m.Seq {
+		t.Errorf("head seq %d after the fenced push, want %d", after.Manifest.Seq, m.Seq)
 	}
 }
 
-// testStaleManifestConflict: format 3 commits under the lock, the default
-// format by the log without one.
-func testStaleManifestConflict(t *testing.T, format int) {
+// staleLock is a commit lock whose holder lost it long ago: it grants at
+// once, with the token it was given then.
+type staleLock struct {
+	key   string
+	token uint64
+}
+
+func (l staleLock) LockCommit(context.Context) (string, uint64, func(), error) {
+	return l.key, l.token, func() {}, nil
+}
+
+// Two writers can both upload the same path outside the commit (on a store
+// without compare-and-swap, outside the lock); the second commit must then
+// fail clearly, not record a version the store no longer holds. An atomic
+// create store commits by the log alone, one with neither under the lock.
+func TestSyncer_CommitPush_StaleManifest_ReportsConflict(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  blob.Config
+		lock bool
+	}{
+		{"atomic-create", blob.Config{AtomicCreate: true, ListAfterWrite: true}, false},
+		{"under-lock", blob.Config{ListAfterWrite: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testStaleManifestConflict(t, tc.cfg, tc.lock) })
+	}
+}
+
+func testStaleManifestConflict(t *testing.T, bcfg blob.Config, withLock bool) {
 	bkt := memblob.OpenBucket(nil)
 	t.Cleanup(func() { bkt.Close() })
-	store := blob.New(bkt, blob.Config{AtomicCreate: true, ListAfterWrite: true})
+	store := blob.New(bkt, bcfg)
 	locks := mem.New()
 	ctx := context.Background()
 	open := func() *syncer.Syncer {
-		cfg := syncer.Config{Backend: store, Dir: t.TempDir(), Format: format}
-		if format == index.FormatVersion {
+		cfg := syncer.Config{Backend: store, Dir: t.TempDir()}
+		if withLock {
 			l, err := lock.New(locks, ".silt/locks/commit", lock.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -142,7 +178,7 @@ func testStaleManifestConflict(t *testing.T, format int) {
 // store with atomic create but no compare-and-swap (Azure Blob, gocloud's
 // mem) settles without any lock: concurrent writers with no commit lock
 // lose nothing, and the bucket is in the default format. A store with
-// neither is still refused.
+// neither is still refused without a commit lock.
 func TestSyncer_DefaultFormat_AtomicCreateStore_CommitsWithoutLock(t *testing.T) {
 	bkt := memblob.OpenBucket(nil)
 	t.Cleanup(func() { bkt.Close() })

@@ -57,8 +57,17 @@ func isObject(key string, _ backend.Cond) bool {
 	return strings.HasPrefix(key, index.ObjectsPrefix) || strings.HasPrefix(key, index.PacksPrefix)
 }
 
+// isManifestCAS matches a compare-and-swap of the manifest: the commit
+// point of format 3, which only an older silt writes.
 func isManifestCAS(key string, cond backend.Cond) bool {
 	return key == index.ManifestKey && cond.IfMatch != ""
+}
+
+// isShard matches the put of a shard: a commit stores its new shards
+// before it hands the lead of the next commit on, so a commit held there
+// keeps every push arriving meanwhile queued behind it.
+func isShard(key string, _ backend.Cond) bool {
+	return strings.HasPrefix(key, index.ShardsPrefix)
 }
 
 func openCache(t *testing.T, b backend.Backend) *syncer.Syncer {
@@ -282,9 +291,9 @@ func TestSyncer_Pull_WaitsForOverlappingOperationsInArrivalOrder(t *testing.T) {
 func TestSyncer_Push_ConcurrentPushesGroupCommit(t *testing.T) {
 	const n = 7
 	store := mem.New()
-	g := newGate(store, isManifestCAS)
+	g := newGate(store, isShard)
 	g.armed.Store(false)
-	c := openFormat(t, g, index.FormatVersion) // group commit shares one manifest swap
+	c := openCache(t, g) // group commit shares one log entry
 	model := func(i int) string { return fmt.Sprintf("data/t/m%d", i) }
 	for i := range n {
 		writeFile(t, c, model(i)+"/f0", "v1")
@@ -323,7 +332,7 @@ func TestSyncer_Push_ConcurrentPushesGroupCommit(t *testing.T) {
 			results[i] = opResult{st, err}
 		})
 	}
-	<-g.arrived // the first commit's compare-and-swap is held
+	<-g.arrived // the first commit's shard write is held, before its entry
 	<-allQueued // every other push waits to commit
 	// A peer commits m3/f0 meanwhile: the m3 push, alone or in the group,
 	// must report that conflict, and nobody else.
@@ -372,7 +381,7 @@ func TestSyncer_Push_ConcurrentPushesGroupCommit(t *testing.T) {
 			t.Errorf("commit at seq %d merged %d pushes, want 1 or %d", seq, cs.Batch, n-1)
 		}
 	}
-	t.Logf("%d pushes: %d commits (seq %d -> %d, one peer commit between), %.2f manifest CAS attempts per commit",
+	t.Logf("%d pushes: %d commits (seq %d -> %d, one peer commit between), %.2f commit attempts per commit",
 		n, len(seqs), st0.Seq, slices.Max(slices.Collect(maps.Keys(seqs))), float64(attempts)/float64(len(seqs)))
 
 	fresh := openCache(t, store)
@@ -511,7 +520,7 @@ func TestSyncer_Concurrency_Figures(t *testing.T) {
 	if adv := after.RemoteSeq - before.RemoteSeq; adv != uint64(len(commits)) || adv > n {
 		t.Fatalf("seq advanced by %d for %d commits", adv, len(commits))
 	}
-	t.Logf("%d concurrent pushes of 5 files: %v, %d commits (seq +%d), %.2f manifest CAS attempts per commit",
+	t.Logf("%d concurrent pushes of 5 files: %v, %d commits (seq +%d), %.2f commit attempts per commit",
 		n, elapsed.Round(time.Millisecond), len(commits), after.RemoteSeq-before.RemoteSeq, float64(attempts)/float64(len(commits)))
 }
 
@@ -647,9 +656,9 @@ func checkDisjointStepsConverge(t *testing.T, store backend.Backend) {
 func TestSyncer_Push_GroupCommitFailureFallsBackToEachAlone(t *testing.T) {
 	const n = 4
 	faults := wrap.Faults(mem.New())
-	g := newGate(faults, isManifestCAS)
+	g := newGate(faults, isShard)
 	g.armed.Store(false)
-	c := openFormat(t, g, index.FormatVersion)
+	c := openCache(t, g)
 	model := func(i int) string { return fmt.Sprintf("data/t/m%d", i) }
 	twoVersions(t, c, n, model)
 	allQueued := make(chan struct{})
@@ -668,10 +677,11 @@ func TestSyncer_Push_GroupCommitFailureFallsBackToEachAlone(t *testing.T) {
 			results[i] = opResult{st, err}
 		})
 	}
-	<-g.arrived
+	<-g.arrived // the first commit's shard write is held: it leads, the rest queue
 	<-allQueued
-	// The next manifest read is the combined commit's: it fails for good.
-	faults.Add(wrap.Rule{Verb: wrap.VerbGet, KeyPrefix: index.ManifestKey, Nth: 1, Err: errors.New("permanent read failure")})
+	// The first commit's entry is the next created, the combined commit's
+	// the one after: it fails for good.
+	faults.Add(wrap.Rule{Verb: wrap.VerbCondPut, KeyPrefix: index.LogPrefix, Nth: 2, Err: errors.New("permanent write failure")})
 	close(g.release)
 	wg.Wait()
 	seqs := map[uint64]bool{}
@@ -698,15 +708,15 @@ func TestSyncer_Push_GroupCommitFailureFallsBackToEachAlone(t *testing.T) {
 	}
 }
 
-// A push that queued behind a running commit planned against the manifest
-// that commit replaces; it commits on the one the commit wrote, so its
-// first compare-and-swap wins: no lost swap, backoff or re-read when this
+// A push that queued behind a running commit planned against the head
+// that commit replaces; it commits on the one the commit makes, so its
+// first entry create wins: no lost race, backoff or re-read when this
 // process is the only writer.
-func TestSyncer_Push_QueuedBehindACommitWinsItsFirstSwap(t *testing.T) {
+func TestSyncer_Push_QueuedBehindACommitWinsItsFirstCreate(t *testing.T) {
 	store := wrap.Count(mem.New())
-	g := newGate(store, isManifestCAS)
+	g := newGate(store, isShard)
 	g.armed.Store(false)
-	c := openFormat(t, g, index.FormatVersion)
+	c := openCache(t, g)
 	for _, m := range []string{"data/t/m0", "data/t/m1"} {
 		writeFile(t, c, m+"/f0", "v1")
 	}
@@ -726,7 +736,7 @@ func TestSyncer_Push_QueuedBehindACommitWinsItsFirstSwap(t *testing.T) {
 		st, err := c.Push(t.Context(), syncer.PushOptions{Paths: []string{"data/t/m0"}})
 		results[0] = opResult{st, err}
 	})
-	<-g.arrived // m0's swap is held: m1 plans against the manifest it replaces
+	<-g.arrived // m0's commit is held at its shard: m1 plans against the head it replaces
 	wg.Go(func() {
 		st, err := c.Push(t.Context(), syncer.PushOptions{Paths: []string{"data/t/m1"}})
 		results[1] = opResult{st, err}
@@ -746,14 +756,14 @@ func TestSyncer_Push_QueuedBehindACommitWinsItsFirstSwap(t *testing.T) {
 	if results[0].st.Seq == results[1].st.Seq {
 		t.Fatalf("both pushes at seq %d: the second was not queued behind the first", results[0].st.Seq)
 	}
-	swaps := 0
+	creates := 0
 	for _, r := range store.Log()[before:] {
-		if r.Verb == wrap.VerbCondPut && r.Key == index.ManifestKey {
-			swaps++
+		if r.Verb == wrap.VerbCondPut && strings.HasPrefix(r.Key, index.LogPrefix) {
+			creates++
 		}
 	}
-	if swaps != 2 {
-		t.Errorf("%d manifest swaps after the release, want 2 (one per commit)", swaps)
+	if creates != 2 {
+		t.Errorf("%d log entry creates after the release, want 2 (one per commit)", creates)
 	}
 }
 

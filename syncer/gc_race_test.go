@@ -51,20 +51,41 @@ func removeAndPush(t *testing.T, c *syncer.Syncer, paths ...string) {
 	}
 }
 
-// gcDuringPush runs a GC that sees every unreferenced key as past its grace
-// period, pauses it after its decision, runs push, then lets it sweep; and
-// checks every entry of the snapshot the push committed.
-func gcDuringPush(t *testing.T, store backend.Backend, push func()) index.GCReport {
+// clockedStore is a store on a clock of its own: gc ages log entries and
+// checkpoints by the store's clock, which a test moves past the grace.
+func clockedStore() (backend.Backend, *wrap.Clock) {
+	clock := wrap.NewClock(time.Now())
+	return wrap.Clocked(mem.New(), clock), clock
+}
+
+// checkpointingCache opens a cache on b that writes a checkpoint at every
+// seq. Entries leave the log only as the prefix up to an old checkpoint
+// below the head, so with it a state is collectable once one more commit
+// is above it.
+func checkpointingCache(t *testing.T, b backend.Backend) *syncer.Syncer {
+	t.Helper()
+	s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: t.TempDir(), CheckpointEvery: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// gcDuringPush moves clock past the grace period of everything store holds,
+// runs a GC, pauses it after its decision, runs push, then lets it sweep;
+// and checks every entry of the snapshot the push committed.
+func gcDuringPush(t *testing.T, store backend.Backend, clock *wrap.Clock, push func()) index.GCReport {
 	t.Helper()
 	ctx := context.Background()
 	p := newPauseDelete(store)
-	later := time.Now().Add(3 * time.Hour)
+	clock.Advance(3 * time.Hour)
 	var rep index.GCReport
 	var gcErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		rep, gcErr = index.GC(ctx, p, index.GCOptions{OlderThan: time.Hour, RepackBelow: -1, Now: func() time.Time { return later }})
+		rep, gcErr = index.GC(ctx, p, index.GCOptions{OlderThan: time.Hour, RepackBelow: -1, Now: clock.Now})
 	}()
 	select {
 	case <-p.reached:
@@ -92,13 +113,17 @@ func gcDuringPush(t *testing.T, store backend.Backend, push func()) index.GCRepo
 // deduplicated and committed an entry naming it, while a GC that had
 // listed before deleted it.
 func TestGC_Regression_ConcurrentDedupPushObject(t *testing.T) {
-	store := mem.New()
-	w := openFormat(t, store, index.FormatVersion) // the manifest as commit point (format 3 mechanics)
+	store, clock := clockedStore()
+	w := checkpointingCache(t, store)
 	pushFiles(t, w, map[string]string{"data/m/model.bin": "weights of last week"})
 	removeAndPush(t, w, "data/m/model.bin")
-	gcDuringPush(t, store, func() {
+	pushFiles(t, w, map[string]string{"data/m/notes": "a commit above the removal"})
+	rep := gcDuringPush(t, store, clock, func() {
 		pushFiles(t, w, map[string]string{"data/m/restored.bin": "weights of last week"})
 	})
+	if len(rep.Data) != 1 {
+		t.Fatalf("gc swept objects %v, want the removed model's", rep.Data)
+	}
 	r := openCache(t, store)
 	if _, err := r.Pull(t.Context(), syncer.PullOptions{}); err != nil {
 		t.Fatalf("fresh pull after gc: %v", err)
@@ -111,8 +136,8 @@ func TestGC_Regression_ConcurrentDedupPushObject(t *testing.T) {
 // The same with a pack: a restored directory of small files re-creates
 // the very same pack.
 func TestGC_Regression_ConcurrentDedupPushPack(t *testing.T) {
-	store := mem.New()
-	w := openFormat(t, store, index.FormatVersion) // the manifest as commit point (format 3 mechanics)
+	store, clock := clockedStore()
+	w := checkpointingCache(t, store)
 	files := packFiles(6)
 	pushFiles(t, w, files)
 	var paths []string
@@ -120,7 +145,8 @@ func TestGC_Regression_ConcurrentDedupPushPack(t *testing.T) {
 		paths = append(paths, p)
 	}
 	removeAndPush(t, w, paths...)
-	rep := gcDuringPush(t, store, func() { pushFiles(t, w, files) })
+	pushFiles(t, w, map[string]string{"data/n/notes": "a commit above the removal"})
+	rep := gcDuringPush(t, store, clock, func() { pushFiles(t, w, files) })
 	if len(rep.Packs) != 1 {
 		t.Fatalf("gc swept packs %v, want the old one", rep.Packs)
 	}
@@ -158,18 +184,19 @@ func TestSyncer_Push_RenameDedupProvenByBase_NoUpload(t *testing.T) {
 
 // Issue 18: GC swept data before the history copies naming it, so a GC
 // killed between its sweeps left `silt log` listing snapshots that could
-// no longer be read.
+// no longer be read. In the log the same holds of the entries and
+// checkpoints below the cut.
 func TestGC_Regression_KilledBetweenSweepsLogListsOnlyReadable(t *testing.T) {
 	ctx := context.Background()
-	store := mem.New()
-	w := openFormat(t, store, index.FormatVersion) // the manifest as commit point (format 3 mechanics)
+	store, clock := clockedStore()
+	w := checkpointingCache(t, store)
 	for _, content := range []string{"one", "two", "three", "four"} {
 		pushFiles(t, w, map[string]string{"data/m/latest": content})
 	}
+	clock.Advance(3 * time.Hour)
 	f := wrap.Faults(store)
 	f.Add(wrap.Rule{Verb: wrap.VerbDelete, KeyPrefix: index.ObjectsPrefix, Nth: 1})
-	later := time.Now().Add(3 * time.Hour)
-	if _, err := index.GC(ctx, f, index.GCOptions{OlderThan: time.Hour, RepackBelow: -1, Now: func() time.Time { return later }}); err == nil {
+	if _, err := index.GC(ctx, f, index.GCOptions{OlderThan: time.Hour, RepackBelow: -1, Now: clock.Now}); err == nil {
 		t.Fatal("gc with a failing delete succeeded")
 	}
 	log, err := index.Log(ctx, store)
@@ -193,9 +220,9 @@ func TestGC_Regression_KilledBetweenSweepsLogListsOnlyReadable(t *testing.T) {
 // it with create-if-absent and committed a manifest naming it, while a GC
 // that had listed it as old garbage deleted it.
 func TestGC_Regression_RetriedPushRecreatesOldShard(t *testing.T) {
-	store := mem.New()
+	store, clock := clockedStore()
 	f := wrap.Faults(store)
-	w, err := syncer.Open(t.Context(), syncer.Config{Backend: f, Dir: t.TempDir(), CommitAttempts: 2, Format: index.FormatVersion})
+	w, err := syncer.Open(t.Context(), syncer.Config{Backend: f, Dir: t.TempDir(), CommitAttempts: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,12 +234,12 @@ func TestGC_Regression_RetriedPushRecreatesOldShard(t *testing.T) {
 	if err := w.MarkDirty("data"); err != nil {
 		t.Fatal(err)
 	}
-	f.Add(wrap.Rule{Verb: wrap.VerbCondPut, KeyPrefix: index.ManifestKey, Times: 100})
+	f.Add(wrap.Rule{Verb: wrap.VerbCondPut, KeyPrefix: index.LogPrefix, Times: 100})
 	if _, err := w.Push(t.Context(), syncer.PushOptions{}); err == nil {
-		t.Fatal("push through a failing manifest write succeeded")
+		t.Fatal("push through a failing log entry create succeeded")
 	}
 	f.Reset()
-	gcDuringPush(t, store, func() {
+	gcDuringPush(t, store, clock, func() {
 		if _, err := w.Push(t.Context(), syncer.PushOptions{}); err != nil {
 			t.Fatal(err)
 		}

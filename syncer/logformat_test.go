@@ -13,18 +13,6 @@ import (
 	"github.com/siltsync/silt/syncer"
 )
 
-// A bucket created in the log format (4, or 5 with deltas), as the command
-// line opens it: a one-file push costs 4 requests (the absent next entry,
-// the object, the shard, the entry; the hint every index.HintEvery
-// commits, or a checkpoint every 64 in format 5, none of them the history
-// copy of version 3), an unchanged pull 1, a changed pull reads the new
-// entry, and the next process starts where the last left.
-func TestLogFormat_RequestCounts_AndPeersConverge(t *testing.T) {
-	for _, format := range []int{index.LogFormat, index.DeltaFormat} {
-		t.Run(fmt.Sprint(format), func(t *testing.T) { testLogFormatCounts(t, format) })
-	}
-}
-
 // countedBucket opens a file:// bucket under root as the command line
 // does, counted.
 func countedBucket(t *testing.T, root string) *wrap.Counting {
@@ -37,11 +25,17 @@ func countedBucket(t *testing.T, root string) *wrap.Counting {
 	return wrap.Count(b)
 }
 
-func testLogFormatCounts(t *testing.T, format int) {
+// A bucket in the one format this silt writes (5, the log of deltas), as
+// the command line opens it: a one-file push costs 4 requests (the absent
+// next entry, the object, the shard, the entry; a checkpoint every
+// index.DefaultCheckpointEvery commits), an unchanged pull 1, a changed
+// pull reads the new entry, and the next process starts where the last
+// left.
+func TestLogFormat_RequestCounts_AndPeersConverge(t *testing.T) {
 	root := t.TempDir()
 	c := countedBucket(t, root)
 	open := func(name string) *syncer.Syncer {
-		s, err := syncer.Open(t.Context(), syncer.Config{Backend: c, Dir: filepath.Join(root, name), Format: format})
+		s, err := syncer.Open(t.Context(), syncer.Config{Backend: c, Dir: filepath.Join(root, name)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,29 +86,26 @@ func testLogFormatCounts(t *testing.T, format int) {
 	if d := c.Counts().Sub(before); d.Total() != 1 {
 		t.Fatalf("unchanged pull of a new process: %+v, want 1 request", d)
 	}
-	// The bucket is a log: a version-3 cache opened on it writes the log.
-	v3, err := syncer.Open(t.Context(), syncer.Config{Backend: c, Dir: filepath.Join(root, "v3")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { v3.Close() })
-	putMarked(t, v3, "n/g", "from a version-3 cache")
-	if st, err := v3.Push(t.Context(), syncer.PushOptions{}); err != nil || st.Seq != 3 {
-		t.Fatalf("push of a version-3 cache: seq %d, %v", st.Seq, err)
+	// A third cache, new to the bucket, commits in the log too.
+	third := open("c")
+	t.Cleanup(func() { third.Close() })
+	putMarked(t, third, "n/g", "from a third cache")
+	if st, err := third.Push(t.Context(), syncer.PushOptions{}); err != nil || st.Seq != 3 {
+		t.Fatalf("push of a third cache: seq %d, %v", st.Seq, err)
 	}
 	if _, err := c.Stat(t.Context(), index.LogKey(3)); err != nil {
-		t.Fatalf("the version-3 cache's commit is not in the log: %v", err)
+		t.Fatalf("the third cache's commit is not in the log: %v", err)
 	}
 }
 
-// In format 5 a push that commits a checkpoint's seq writes it: it reads
+// A push that commits a checkpoint's seq writes it: it reads
 // the hint, writes the pages the hint's root does not name, the root and
 // the hint again; and a shard past the bucket's byte bound is split by
 // bytes.
 func TestDeltaFormat_CheckpointPush_AndByteBound(t *testing.T) {
 	root := t.TempDir()
 	c := countedBucket(t, root)
-	s, err := syncer.Open(t.Context(), syncer.Config{Backend: c, Dir: filepath.Join(root, "a"), Format: index.DeltaFormat, CheckpointEvery: 2})
+	s, err := syncer.Open(t.Context(), syncer.Config{Backend: c, Dir: filepath.Join(root, "a"), CheckpointEvery: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package syncer_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,16 +14,30 @@ import (
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/backend/wrap"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/legacy"
 	"github.com/siltsync/silt/syncer"
 )
 
-func openFormat(t *testing.T, b backend.Backend, format int) *syncer.Syncer {
+// olderPush commits path holding content onto b as an older silt writing
+// format (3 or 4) does; an empty b becomes a bucket of that format. It
+// returns the seq committed.
+func olderPush(t *testing.T, b backend.Backend, format int, path, content string) uint64 {
 	t.Helper()
-	s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: t.TempDir(), Format: format})
+	seq, err := legacy.Push(t.Context(), b, format, map[string][]byte{path: []byte(content)})
 	if err != nil {
+		t.Fatalf("older silt's push of %s in format %d: %v", path, format, err)
+	}
+	return seq
+}
+
+// pulled returns a cache of this silt that has pulled b: the head it holds
+// is b's as it is now.
+func pulled(t *testing.T, b backend.Backend) *syncer.Syncer {
+	t.Helper()
+	s := openCache(t, b)
+	if _, err := s.Pull(t.Context(), syncer.PullOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
 	return s
 }
 
@@ -87,11 +102,11 @@ func TestMigrate_Format3And4_KeepEverySnapshotAndCarryOn(t *testing.T) {
 	for _, format := range []int{index.FormatVersion, index.LogFormat} {
 		t.Run(fmt.Sprint("format", format), func(t *testing.T) {
 			store := mem.New()
-			a := openFormat(t, store, format)
 			for i := range 3 {
-				pushFile(t, a, fmt.Sprintf("data/m/f%d", i), fmt.Sprint("v", i))
+				olderPush(t, store, format, fmt.Sprintf("data/m/f%d", i), fmt.Sprint("v", i))
 			}
-			pushFile(t, a, "data/m/f0", "changed")
+			olderPush(t, store, format, "data/m/f0", "changed")
+			a := pulled(t, store) // this silt's cache, holding the head of seq 4
 			before := snapshots(t, store)
 			if len(before) < 4 {
 				t.Fatalf("format %d lists %d snapshots before the migration, want 4", format, len(before))
@@ -105,8 +120,8 @@ func TestMigrate_Format3And4_KeepEverySnapshotAndCarryOn(t *testing.T) {
 			}
 			migrated(t, store, before, 4)
 
-			// The writer that made the bucket, its held head one seq old,
-			// commits in the log; a new peer reads it all.
+			// A cache that pulled before the migration, its held head one
+			// seq old, commits in the log; a new peer reads it all.
 			pushFile(t, a, "data/m/f9", "after")
 			h, err := index.ReadHead(t.Context(), store, nil)
 			if err != nil {
@@ -115,10 +130,7 @@ func TestMigrate_Format3And4_KeepEverySnapshotAndCarryOn(t *testing.T) {
 			if h.Manifest.Format != index.DeltaFormat || h.Manifest.Seq != 6 {
 				t.Fatalf("push after the migration made format %d seq %d, want %d seq 6", h.Manifest.Format, h.Manifest.Seq, index.DeltaFormat)
 			}
-			b := openFormat(t, store, 0)
-			if _, err := b.Pull(t.Context(), syncer.PullOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			b := pulled(t, store)
 			if got, want := tree(t, b), tree(t, a); !maps.Equal(got, want) {
 				t.Fatalf("peer after the migration: %v, want %v", got, want)
 			}
@@ -133,9 +145,8 @@ func TestMigrate_Format3And4_KeepEverySnapshotAndCarryOn(t *testing.T) {
 
 func TestMigrate_DryRun_WritesNothing(t *testing.T) {
 	store := mem.New()
-	a := openFormat(t, store, index.FormatVersion)
-	pushFile(t, a, "data/x", "1")
-	pushFile(t, a, "data/y", "2")
+	olderPush(t, store, index.FormatVersion, "data/x", "1")
+	olderPush(t, store, index.FormatVersion, "data/y", "2")
 	counted := wrap.Count(store)
 	rep, err := index.Migrate(t.Context(), counted, index.MigrateOptions{DryRun: true})
 	if err != nil {
@@ -153,46 +164,102 @@ func TestMigrate_DryRun_WritesNothing(t *testing.T) {
 	}
 }
 
-// A format-3 writer whose compare-and-swap is in flight when the migration
-// lands loses its swap, reads the migrated head and commits in the log:
-// nothing it pushed is lost.
-func TestMigrate_WriterMidPush_IsCarriedOver(t *testing.T) {
+// An older silt's format-3 push whose compare-and-swap is in flight when
+// the migration lands loses its swap, reads a head of a format it does not
+// know and refuses the bucket (ErrNewerFormat), having committed nothing;
+// a cache of this silt that pulled before the migration pushes the same
+// change on the migrated head: nothing is lost.
+func TestMigrate_OlderWriterMidPush_RefusedThenThisSiltCarriesOn(t *testing.T) {
 	store := mem.New()
 	g := newGate(store, isManifestCAS)
 	g.armed.Store(false)
-	w := openFormat(t, g, index.FormatVersion)
-	pushFile(t, w, "data/a", "1")
-	writeFile(t, w, "data/b", "2")
-	if err := w.MarkDirty("data/b"); err != nil {
-		t.Fatal(err)
-	}
+	olderPush(t, g, index.FormatVersion, "data/a", "1")
+	w := pulled(t, store) // holds the head of seq 1
 	g.armed.Store(true)
 	done := make(chan error, 1)
 	go func() {
-		_, err := w.Push(t.Context(), syncer.PushOptions{})
+		_, err := legacy.Push(t.Context(), g, index.FormatVersion, map[string][]byte{"data/b": []byte("2")})
 		done <- err
 	}()
-	<-g.arrived // the writer's swap on seq 1 is held
+	<-g.arrived // the older writer's swap on seq 1 is held
 	if _, err := index.Migrate(t.Context(), store, index.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	close(g.release)
-	if err := <-done; err != nil {
-		t.Fatalf("the push beside the migration: %v", err)
+	if err := <-done; !errors.Is(err, index.ErrNewerFormat) {
+		t.Fatalf("the older silt's push beside the migration: %v, want ErrNewerFormat", err)
 	}
 	h, err := index.ReadHead(t.Context(), store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if h.Manifest.Format != index.DeltaFormat || h.Manifest.Seq != 2 {
+		t.Fatalf("head after the refused push: format %d seq %d, want the migration's seq 2 of format %d", h.Manifest.Format, h.Manifest.Seq, index.DeltaFormat)
+	}
+	pushFile(t, w, "data/b", "2")
+	if h, err = index.ReadHead(t.Context(), store, nil); err != nil {
+		t.Fatal(err)
+	}
 	if h.Manifest.Format != index.DeltaFormat || h.Manifest.Seq != 3 {
 		t.Fatalf("head: format %d seq %d, want the push at seq 3 of format %d", h.Manifest.Format, h.Manifest.Seq, index.DeltaFormat)
 	}
-	peer := openFormat(t, store, 0)
-	if _, err := peer.Pull(t.Context(), syncer.PullOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	peer := pulled(t, store)
 	if got := tree(t, peer); got["data/a"] != "1" || got["data/b"] != "2" {
 		t.Fatalf("peer reads %v, want data/a and data/b", got)
+	}
+}
+
+// A push of this silt to a bucket an older silt made (format 3 or 4) is
+// refused before anything is uploaded, naming the format, and leaves the
+// head where it was; after the migration the same push goes through.
+func TestPush_OlderFormatBucket_RefusedBeforeUpload(t *testing.T) {
+	for _, format := range []int{index.FormatVersion, index.LogFormat} {
+		t.Run(fmt.Sprint("format", format), func(t *testing.T) {
+			store := mem.New()
+			olderPush(t, store, format, "data/m/old", "from an older silt")
+			counted := wrap.Count(store)
+			c := openCache(t, counted)
+			if _, err := c.Pull(t.Context(), syncer.PullOptions{}); err != nil {
+				t.Fatalf("pull of a format-%d bucket: %v", format, err)
+			}
+			writeFile(t, c, "data/m/new", "dirty in this silt's cache")
+			if err := c.MarkDirty("data/m/new"); err != nil {
+				t.Fatal(err)
+			}
+			before := counted.Counts()
+			_, err := c.Push(t.Context(), syncer.PushOptions{})
+			if !errors.Is(err, index.ErrMigrateRequired) {
+				t.Fatalf("push to a format-%d bucket: %v, want ErrMigrateRequired", format, err)
+			}
+			var mr *index.MigrateRequiredError
+			if !errors.As(err, &mr) || mr.Format != format {
+				t.Fatalf("push to a format-%d bucket: %v, want a *MigrateRequiredError naming format %d", format, err, format)
+			}
+			if d := counted.Counts().Sub(before); d.Put+d.CondPut != 0 {
+				t.Errorf("the refused push wrote: %+v", d)
+			}
+			h, err := index.ReadHead(t.Context(), store, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Manifest.Format != format || h.Manifest.Seq != 1 {
+				t.Fatalf("head after the refused push: format %d seq %d, want format %d seq 1", h.Manifest.Format, h.Manifest.Seq, format)
+			}
+			if _, err := index.Migrate(t.Context(), store, index.MigrateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := c.Push(t.Context(), syncer.PushOptions{})
+			if err != nil {
+				t.Fatalf("push after the migration: %v", err)
+			}
+			if st.Files.Uploaded != 1 || st.Seq != 3 {
+				t.Errorf("push after the migration: seq %d, %+v; want data/m/new uploaded at seq 3", st.Seq, st.Files)
+			}
+			peer := pulled(t, store)
+			if got := tree(t, peer); got["data/m/old"] != "from an older silt" || got["data/m/new"] != "dirty in this silt's cache" {
+				t.Fatalf("peer reads %v, want both files", got)
+			}
+		})
 	}
 }
 
@@ -205,9 +272,8 @@ func TestMigrate_KilledAtEveryWrite_ReRunFinishes(t *testing.T) {
 		for _, mode := range []wrap.Mode{wrap.FailBefore, wrap.FailAfter} {
 			for k := 1; ; k++ {
 				store := mem.New()
-				a := openFormat(t, store, format)
-				pushFile(t, a, "data/m/a", "1")
-				pushFile(t, a, "data/m/b", "2")
+				olderPush(t, store, format, "data/m/a", "1")
+				olderPush(t, store, format, "data/m/b", "2")
 				before := snapshots(t, store)
 				f := wrap.Faults(store)
 				isWrite := func(v wrap.Verb, _ string) bool { return v == wrap.VerbPut || v == wrap.VerbCondPut }
@@ -232,7 +298,7 @@ func TestMigrate_KilledAtEveryWrite_ReRunFinishes(t *testing.T) {
 					t.Fatalf("%s: the re-run: %v", name, err)
 				}
 				migrated(t, store, before, 2)
-				b := openFormat(t, store, 0)
+				b := openCache(t, store)
 				pushFile(t, b, "data/m/c", "3")
 				if got := snapshots(t, store); len(got) != len(before)+2 {
 					t.Fatalf("%s: %d snapshots after the re-run and a push, want %d", name, len(got), len(before)+2)
@@ -246,9 +312,8 @@ func TestMigrate_KilledAtEveryWrite_ReRunFinishes(t *testing.T) {
 // its grace period whole, and removes them (history first) past it.
 func TestMigrate_GC_KeepsOldSnapshotsWithinGraceDropsThemPast(t *testing.T) {
 	store := mem.New()
-	a := openFormat(t, store, index.FormatVersion)
-	pushFile(t, a, "data/a", "1")
-	pushFile(t, a, "data/a", "2")
+	olderPush(t, store, index.FormatVersion, "data/a", "1")
+	olderPush(t, store, index.FormatVersion, "data/a", "2")
 	if _, err := index.Migrate(t.Context(), store, index.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -281,10 +346,7 @@ func TestMigrate_GC_KeepsOldSnapshotsWithinGraceDropsThemPast(t *testing.T) {
 	if _, ok := got[3]; !ok || len(got) != 1 {
 		t.Fatalf("after gc past the grace: %v, want the head 3 alone", slices.Sorted(maps.Keys(got)))
 	}
-	peer := openFormat(t, store, 0)
-	if _, err := peer.Pull(t.Context(), syncer.PullOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	peer := pulled(t, store)
 	if tree(t, peer)["data/a"] != "2" {
 		t.Fatal("the head lost its file to gc")
 	}
@@ -298,8 +360,8 @@ func TestMigrate_GC_KeepsOldSnapshotsWithinGraceDropsThemPast(t *testing.T) {
 // commit. The migration now writes that entry, a reset.
 func TestMigrate_Regression_Format3ColdReadTakesTheSlowPath(t *testing.T) {
 	store := mem.New()
-	a := openFormat(t, store, index.FormatVersion)
-	pushFile(t, a, "data/m/f", "1")
+	olderPush(t, store, index.FormatVersion, "data/m/f", "1")
+	a := pulled(t, store) // a cache of this silt that pulled before the migration
 	if _, err := index.Migrate(t.Context(), store, index.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -320,23 +382,22 @@ func TestMigrate_Regression_Format3ColdReadTakesTheSlowPath(t *testing.T) {
 	}
 }
 
-// format4Collected makes a format-4 bucket of three pushes on a store
-// clock (gc ages log entries by it) and runs a gc past the grace, which
-// collects the oldest entries; it returns the store, its clock and the
-// writer.
-func format4Collected(t *testing.T) (backend.Backend, *wrap.Clock, *syncer.Syncer) {
+// format4Collected makes a format-4 bucket of three pushes of an older
+// silt on a store clock (gc ages log entries by it) and runs a gc past
+// the grace, which collects the oldest entries; it returns the store and
+// its clock.
+func format4Collected(t *testing.T) (backend.Backend, *wrap.Clock) {
 	t.Helper()
 	clock := wrap.NewClock(time.Now())
 	store := wrap.Clocked(mem.New(), clock)
-	a := openFormat(t, store, index.LogFormat)
 	for i := range 3 {
-		pushFile(t, a, "data/m/f", fmt.Sprint(i))
+		olderPush(t, store, index.LogFormat, "data/m/f", fmt.Sprint(i))
 	}
 	clock.Advance(3 * time.Hour)
 	if _, err := index.GC(t.Context(), store, index.GCOptions{OlderThan: time.Hour, RepackBelow: -1, Now: clock.Now}); err != nil {
 		t.Fatal(err)
 	}
-	return store, clock, a
+	return store, clock
 }
 
 // Found by the model's migration actor: in a format-4 bucket whose gc had
@@ -345,7 +406,7 @@ func format4Collected(t *testing.T) (backend.Backend, *wrap.Clock, *syncer.Synce
 // checkpoint the log continues from. Each holds its whole manifest and is
 // listed on its own.
 func TestMigrate_Regression_Format4AfterGCListsTheOldHead(t *testing.T) {
-	store, _, _ := format4Collected(t)
+	store, _ := format4Collected(t)
 	before := snapshots(t, store)
 	if _, ok := before[3]; !ok || len(before) >= 3 {
 		t.Fatalf("before the migration silt log lists %v, want the head 3 and gc to have collected some", slices.Sorted(maps.Keys(before)))
@@ -363,15 +424,15 @@ func TestMigrate_Regression_Format4AfterGCListsTheOldHead(t *testing.T) {
 // a successful migration deletes any left below its seq.
 func TestMigrate_Regression_LostRaceLeavesAStaleCheckpoint(t *testing.T) {
 	store := mem.New()
-	a := openFormat(t, store, index.FormatVersion)
-	peer := openFormat(t, store, index.FormatVersion)
-	pushFile(t, a, "data/m/f", "1")
+	olderPush(t, store, index.FormatVersion, "data/m/f", "1")
+	a := pulled(t, store) // a cache of this silt that pulled before the migration
 	f := wrap.Faults(store)
 	raced := false
 	f.Add(wrap.Rule{Match: func(v wrap.Verb, key string) bool {
 		if v == wrap.VerbCondPut && key == index.ManifestKey && !raced {
 			raced = true
-			pushFile(t, peer, "data/m/g", "peer's, committed while the migration was in flight")
+			// An older silt's peer commits in format 3 meanwhile.
+			olderPush(t, store, index.FormatVersion, "data/m/g", "peer's, committed while the migration was in flight")
 		}
 		return false
 	}})
@@ -391,10 +452,7 @@ func TestMigrate_Regression_LostRaceLeavesAStaleCheckpoint(t *testing.T) {
 		t.Fatalf("gc after a migration that lost a race: %v", err)
 	}
 	pushFile(t, a, "data/m/h", "after")
-	b := openFormat(t, store, 0)
-	if _, err := b.Pull(t.Context(), syncer.PullOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	b := pulled(t, store)
 	if got := readFile(t, b, "data/m/g"); !strings.HasPrefix(got, "peer's") {
 		t.Errorf("data/m/g = %q", got)
 	}
@@ -408,9 +466,9 @@ func TestMigrate_Regression_LostRaceLeavesAStaleCheckpoint(t *testing.T) {
 func TestMigrate_Regression_Format4GCDeletesTheShardsOfListedEntries(t *testing.T) {
 	// The log no longer runs from the genesis, so the migration's
 	// checkpoint is the lowest state.
-	store, clock, a := format4Collected(t)
-	pushFile(t, a, "data/m/f", "3")
-	pushFile(t, a, "data/m/g", "4")
+	store, clock := format4Collected(t)
+	olderPush(t, store, index.LogFormat, "data/m/f", "3")
+	olderPush(t, store, index.LogFormat, "data/m/g", "4")
 	if _, err := index.Migrate(t.Context(), store, index.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}

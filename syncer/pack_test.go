@@ -44,11 +44,12 @@ func pushFiles(t *testing.T, c *syncer.Syncer, files map[string]string) syncer.S
 
 func TestSyncer_Push_SmallFiles_OnePackAndRangedPull(t *testing.T) {
 	store := mem.New()
-	w := openFormat(t, store, index.FormatVersion) // the manifest as commit point (format 3 mechanics)
+	w := openCache(t, store)
 	files := packFiles(10)
 	st := pushFiles(t, w, files)
-	if st.Requests.Put != 3 || st.Files.Uploaded != 10 {
-		t.Errorf("push of 10 small files: %+v requests, %d uploaded; want 3 puts (pack, shard, manifest)", st.Requests, st.Files.Uploaded)
+	// The bucket's first push creates it (the marker, the genesis hint).
+	if st.Requests.Put != 5 || st.Files.Uploaded != 10 {
+		t.Errorf("push of 10 small files: %+v requests, %d uploaded; want 5 puts (marker, genesis, pack, shard, log entry)", st.Requests, st.Files.Uploaded)
 	}
 	snap, err := index.OpenSnapshot(t.Context(), store)
 	if err != nil {
@@ -68,8 +69,8 @@ func TestSyncer_Push_SmallFiles_OnePackAndRangedPull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pst.Files.Downloaded != 10 || pst.Requests.Get != 3 {
-		t.Errorf("cold pull: %d downloaded, %d gets; want 10 and 3 (manifest, shard, one ranged read)", pst.Files.Downloaded, pst.Requests.Get)
+	if pst.Files.Downloaded != 10 || pst.Requests.Get != 5 {
+		t.Errorf("cold pull: %d downloaded, %d gets; want 10 and 5 (hint, entry 1, the absent entry 2, shard, one ranged read)", pst.Files.Downloaded, pst.Requests.Get)
 	}
 	for p, content := range files {
 		if got := readFile(t, r, p); got != content {
@@ -139,8 +140,8 @@ func TestSyncer_HydrateFile_Packed_OneRangedRead(t *testing.T) {
 // within the grace period references it.
 func TestGC_Repack_LowLiveShare_RewrittenThenSwept(t *testing.T) {
 	ctx := context.Background()
-	store := mem.New()
-	w := openFormat(t, store, index.FormatVersion) // the manifest as commit point (format 3 mechanics)
+	store, clock := clockedStore()
+	w := checkpointingCache(t, store)
 	files := packFiles(10)
 	pushFiles(t, w, files)
 	snap, err := index.OpenSnapshot(ctx, store)
@@ -165,8 +166,7 @@ func TestGC_Repack_LowLiveShare_RewrittenThenSwept(t *testing.T) {
 	if st, err := w.Push(ctx, syncer.PushOptions{}); err != nil || st.Files.Deleted != 8 {
 		t.Fatalf("delete push: %+v %v", st.Files, err)
 	}
-	now := time.Now()
-	rep, err := index.GC(ctx, store, index.GCOptions{OlderThan: time.Hour, Now: func() time.Time { return now }})
+	rep, err := index.GC(ctx, store, index.GCOptions{OlderThan: time.Hour, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,8 +199,12 @@ func TestGC_Repack_LowLiveShare_RewrittenThenSwept(t *testing.T) {
 	if _, err := w.Pull(ctx, syncer.PullOptions{}); err != nil {
 		t.Errorf("pull of the writer after the repack: %v", err)
 	}
-	later := now.Add(2 * time.Hour)
-	rep, err = index.GC(ctx, store, index.GCOptions{OlderThan: time.Hour, Now: func() time.Time { return later }})
+	// The states before the repack's leave the log once a checkpoint at or
+	// above the repack is old and below the head: one commit more.
+	pushFiles(t, w, map[string]string{"data/n/after": "a commit above the repack"})
+	files["data/n/after"] = "a commit above the repack"
+	clock.Advance(2 * time.Hour)
+	rep, err = index.GC(ctx, store, index.GCOptions{OlderThan: time.Hour, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,9 +214,10 @@ func TestGC_Repack_LowLiveShare_RewrittenThenSwept(t *testing.T) {
 	check()
 }
 
-// A format-2 bucket is read as it is and becomes format 3 at the next
-// commit; format 1 and format 5 are refused, changing nothing.
-func TestSyncer_Pull_FormatVersions_2ReadAnd3Written(t *testing.T) {
+// A format-2 bucket is read as it is; a push to it is refused until it is
+// migrated, and then commits format 5. Format 1 and formats above 5 are
+// refused, changing nothing.
+func TestSyncer_Pull_FormatVersions_2ReadAndWrittenOnceMigrated(t *testing.T) {
 	ctx := context.Background()
 	put := func(b backend.Backend, key string, data []byte) {
 		t.Helper()
@@ -239,10 +244,25 @@ func TestSyncer_Pull_FormatVersions_2ReadAnd3Written(t *testing.T) {
 	if got := readFile(t, c, "data/a"); got != "format two" {
 		t.Fatalf("data/a = %q", got)
 	}
-	pushFiles(t, c, packFiles(3))
-	data, _, err := backend.ReadAll(ctx, b, index.ManifestKey, backend.GetOptions{}, 1<<20)
-	if err != nil || !strings.HasPrefix(string(data), `{"format":3,`) {
-		t.Fatalf("manifest after a push: %.20s (%v), want format 3", data, err)
+	for p, content := range packFiles(3) {
+		writeFile(t, c, p, content)
+	}
+	if err := c.MarkDirty("data"); err != nil {
+		t.Fatal(err)
+	}
+	var mr *index.MigrateRequiredError
+	if _, err := c.Push(ctx, syncer.PushOptions{}); !errors.As(err, &mr) || mr.Format != 2 {
+		t.Fatalf("push to a format-2 bucket: %v, want ErrMigrateRequired naming format 2", err)
+	}
+	if _, err := index.Migrate(ctx, b, index.MigrateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Push(ctx, syncer.PushOptions{}); err != nil {
+		t.Fatalf("push after the migration: %v", err)
+	}
+	h, err := index.ReadHead(ctx, b, nil)
+	if err != nil || h.Manifest.Format != index.DefaultFormat || h.Manifest.Entries() != 4 {
+		t.Fatalf("head after a push: %+v (%v), want format %d with 4 entries", h.Manifest, err, index.DefaultFormat)
 	}
 	for format, want := range map[int]error{1: index.ErrOlderFormat, 6: index.ErrNewerFormat} {
 		_, err := openCache(t, bucket(format)).Pull(ctx, syncer.PullOptions{})

@@ -13,19 +13,9 @@ import (
 	"github.com/siltsync/silt/syncer"
 )
 
-// isLogEntry matches the create of a log entry (format 4's commit point).
+// isLogEntry matches the create of a log entry (the commit point).
 func isLogEntry(key string, cond backend.Cond) bool {
 	return strings.HasPrefix(key, index.LogPrefix) && cond.IfAbsent
-}
-
-func openLogCache(t *testing.T, b backend.Backend) *syncer.Syncer {
-	t.Helper()
-	s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: t.TempDir(), Format: index.LogFormat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 // pipelined runs the scenario of the pipelining tests: push A holds at
@@ -39,7 +29,7 @@ func pipelined(t *testing.T, between func(store backend.Backend)) ([]syncer.Stat
 	store := mem.New()
 	g := newGate(store, isLogEntry)
 	g.armed.Store(false)
-	c := openLogCache(t, g)
+	c := openCache(t, g)
 	model := func(i int) string { return fmt.Sprintf("data/t/m%d", i) }
 	twoVersions(t, c, n, model)
 	waiting, queued := make(chan struct{}), make(chan struct{})
@@ -79,7 +69,7 @@ func pipelined(t *testing.T, between func(store backend.Backend)) ([]syncer.Stat
 		}
 		out = append(out, r.st)
 	}
-	fresh := openLogCache(t, store)
+	fresh := openCache(t, store)
 	if _, err := fresh.Pull(t.Context(), syncer.PullOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +92,7 @@ func within(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// In a log bucket, a commit queued behind one in flight does not wait for
+// A commit queued behind one in flight does not wait for
 // it to land before storing its shards: it builds on the entry in flight
 // and creates its own as soon as that one lands, on the first attempt,
 // and the pushes queued behind it go as one batch after it.
@@ -124,7 +114,7 @@ func TestSyncer_Push_PipelinedOnTheEntryInFlight(t *testing.T) {
 // reads the head again, rebuilds on it, and every update lands.
 func TestSyncer_Push_PipelinedPredecessorLost_Rebuilds(t *testing.T) {
 	st, store := pipelined(t, func(store backend.Backend) {
-		peer := openLogCache(t, store)
+		peer := openCache(t, store)
 		writeFile(t, peer, "data/peer/f", "peer")
 		if err := peer.MarkDirty("data/peer"); err != nil {
 			t.Fatal(err)

@@ -53,15 +53,13 @@ func readLocal(t *testing.T, s *syncer.Syncer, p string) string {
 // to 1,000,000 was accepted, and every cache that pulled it then refused
 // the real manifest forever as a rollback, with no way out. A pull with
 // Reanchor takes the bucket's real manifest, says which seqs it moved
-// between, and the cache works again.
+// between, and the cache works again. The bucket is an older silt's
+// format 3, whose one manifest a single write jumps; a push to it needs
+// the migration first.
 func TestPull_Regression_SeqJumpLocksCacheOut(t *testing.T) {
 	ctx := context.Background()
 	b := openBucket(t)
-	a := openFormat(t, b, index.FormatVersion) // format 3 mechanics
-	writeDirty(t, a, map[string]string{"data/x": "real"})
-	if _, err := a.Push(ctx, syncer.PushOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	olderPush(t, b, index.FormatVersion, "data/x", "real")
 	real, _, err := backend.ReadAll(ctx, b, index.ManifestKey, backend.GetOptions{}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -94,10 +92,13 @@ func TestPull_Regression_SeqJumpLocksCacheOut(t *testing.T) {
 	if st.Reanchor == nil || st.Reanchor.From != 1_000_000 || st.Reanchor.To != m.Seq {
 		t.Errorf("Stats.Reanchor = %+v, want from 1000000 to %d", st.Reanchor, m.Seq)
 	}
-	// Anchored on the real history: plain pulls and pushes work again, and
-	// a rollback below it is still refused.
+	// Anchored on the real history: plain pulls and, once the bucket is
+	// migrated, pushes work again, and a rollback below it is still refused.
 	if _, err := c.Pull(ctx, syncer.PullOptions{}); err != nil {
 		t.Errorf("pull after reanchor: %v", err)
+	}
+	if _, err := index.Migrate(ctx, b, index.MigrateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	writeDirty(t, c, map[string]string{"data/y": "after"})
 	if _, err := c.Push(ctx, syncer.PushOptions{}); err != nil {

@@ -55,18 +55,8 @@ type Config struct {
 	DirtyCap int
 	// CommitAttempts bounds compare-and-swap retries of one commit.
 	CommitAttempts int
-	// Format is the remote format of a bucket (or namespace) this cache
-	// creates: index.LogFormat makes its commit point the log (FORMAT.md,
-	// "Format 4: the log"), for commit rates above a store's per-object
-	// write limit; index.DeltaFormat is the log with deltas and
-	// checkpoints (FORMAT.md, "Format 5"), for index bytes per commit that
-	// do not grow with the bucket; 0 means index.DefaultFormat (the
-	// log of deltas, on every store with conditional writes or atomic
-	// create). A bucket that exists keeps its own format.
-	Format int
-	// CheckpointEvery is how often this cache writes a checkpoint of a
-	// DeltaFormat bucket: after committing a seq that is a multiple of it
-	// (FORMAT.md, "Format 5"); 0 means index.DefaultCheckpointEvery.
+	// CheckpointEvery is how often this cache writes a checkpoint: after committing a seq that is a multiple of it
+	// (FORMAT.md, "Checkpoints"); 0 means index.DefaultCheckpointEvery.
 	CheckpointEvery int
 	// Now is the clock a log bucket's observations are measured by (how
 	// long an absent next entry proves nothing newer); nil means
@@ -201,9 +191,6 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
-	}
-	if f := cfg.Format; f != 0 && f != index.FormatVersion && f != index.LogFormat && f != index.DeltaFormat {
-		return nil, fmt.Errorf("syncer: format %d: this silt writes %d, %d and %d", f, index.FormatVersion, index.LogFormat, index.DeltaFormat)
 	}
 	if cfg.PackThreshold == 0 {
 		cfg.PackThreshold = DefaultPackThreshold

@@ -86,6 +86,8 @@ func classify(err error) (code int, hint string) {
 		return exitError, "another silt process is using this directory; let it finish, or wait for it with --wait DURATION (e.g. --wait 5m)"
 	case errors.Is(err, index.ErrNewerFormat):
 		return exitError, "the bucket was written by a newer silt; upgrade silt"
+	case errors.Is(err, index.ErrMigrateRequired):
+		return exitRefused, "nothing was written; move the bucket to the one format online with: silt migrate --dry-run URL, then silt migrate URL"
 	case errors.Is(err, index.ErrOlderFormat):
 		return exitError, "the bucket holds format 1, which this silt no longer reads; push your caches into an empty bucket or prefix"
 	case errors.Is(err, index.ErrManifestMissing):

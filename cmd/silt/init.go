@@ -26,9 +26,6 @@ import (
 type binding struct {
 	URL       string `json:"url"`
 	Namespace string `json:"namespace,omitempty"`
-	// Format is the remote format of a bucket this cache creates
-	// (syncer.Config.Format); 0 is version 3. A bucket keeps its own.
-	Format int `json:"format,omitempty"`
 }
 
 // sameBucket reports whether two bindings name one bucket and namespace.
@@ -237,13 +234,8 @@ func setupInit(c *cli, fs *flag.FlagSet) runFunc {
 	adopt := fs.Bool("adopt", false, "the directory holds files: bind and take them as the cache's state. Files equal to the bucket's are recorded as in sync; "+
 		"a file that differs is kept and marked to win at the next push (as silt resolve --keep-local); files only here are pushed by the next push; "+
 		"files only in the bucket are downloaded now. Nothing is uploaded until silt push")
-	format := fs.Int("format", 0, "the remote format if this cache creates the bucket: 5 (the default: the log of deltas with paged checkpoints; "+
-		"a commit's index bytes and requests grow with what it changed, not with the bucket, and commits are not capped by a store's per-object write limit; "+
-		"a store without conditional writes gets 3), or 3 (commits by compare-and-swap of the manifest, for silt releases that predate format 5). "+
-		"4 (the log without deltas) is still written but superseded by 5. "+
-		"An existing bucket keeps its format")
 	return func(ctx context.Context, pos []string) error {
-		return runInit(ctx, c, initFlags{*dir, *ns, *force, *pushExisting, *adopt, *format}, pos[0])
+		return runInit(ctx, c, initFlags{*dir, *ns, *force, *pushExisting, *adopt}, pos[0])
 	}
 }
 
@@ -251,7 +243,6 @@ func setupInit(c *cli, fs *flag.FlagSet) runFunc {
 type initFlags struct {
 	dir, ns                    string
 	force, pushExisting, adopt bool
-	format                     int
 }
 
 func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
@@ -270,12 +261,7 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	cfg := binding{URL: u, Namespace: *ns, Format: f.format}
-	switch f.format {
-	case 0, index.FormatVersion, index.LogFormat, index.DeltaFormat:
-	default:
-		return usagef("--format %d: want %d, %d or %d", f.format, index.FormatVersion, index.LogFormat, index.DeltaFormat)
-	}
+	cfg := binding{URL: u, Namespace: *ns}
 	if cfg.Namespace != "" {
 		if err := namespace.Validate(cfg.Namespace); err != nil {
 			return usagef("--namespace: %v", err)
@@ -288,9 +274,6 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 		}
 	}
 	old, oldErr := readBinding(*dir)
-	if oldErr == nil && cfg.Format == 0 {
-		cfg.Format = old.Format // init again keeps the format it was given
-	}
 	if oldErr == nil && !old.sameBucket(cfg) && !*force {
 		return &refusedError{
 			msg:  fmt.Sprintf("%s is already bound to %s (namespace %q)", *dir, redactURL(old.URL), old.Namespace),
@@ -326,7 +309,7 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 		return &refusedError{msg: fmt.Sprintf("%s is in use by %s", *dir, owner),
 			hint: "stop it (or let it finish), then run silt init again"}
 	}
-	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: *dir, Namespace: cfg.Namespace, Format: cfg.Format})
+	s, err := syncer.Open(ctx, syncer.Config{Backend: b, Dir: *dir, Namespace: cfg.Namespace})
 	if err != nil {
 		if owner := servedBy(ctx, *dir); owner != "" && errors.Is(err, syncer.ErrBusy) {
 			err = fmt.Errorf("%w (held by %s)", err, owner)

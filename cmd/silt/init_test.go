@@ -105,19 +105,19 @@ func TestInit_Adopt_EqualInSyncDifferingKeptLocalOnlyPushedNext(t *testing.T) {
 	}
 }
 
-// TestInit_Format4_CreatesALogBucket checks --format 4: the first push
-// creates the bucket as a log (.silt/log/, the commit point), the binding
-// keeps the format for later commands, a second cache reads it with no
-// flag, and a format silt does not write is a usage error.
-func TestInit_Format4_CreatesALogBucket(t *testing.T) {
+// TestInit_CreatesTheOneFormat: the first push creates the bucket as
+// the log (.silt/log/, the commit point), the next push commits to it, a
+// second cache reads it, and --format, whose choice is gone, is a usage
+// error.
+func TestInit_CreatesTheOneFormat(t *testing.T) {
 	root := t.TempDir()
 	bucketDir := filepath.Join(root, "bucket")
 	bucket := fileURL(bucketDir)
 	a := filepath.Join(root, "a")
 	write(t, a, "f", "one")
-	ok(t, "init", "--format", "4", "--push-existing", "--dir", a, bucket)
+	ok(t, "init", "--push-existing", "--dir", a, bucket)
 	if _, err := os.Stat(filepath.Join(bucketDir, ".silt", "log", "00000000000000000001.json")); err != nil {
-		t.Fatalf("no log entry after init --format 4: %v", err)
+		t.Fatalf("no log entry after init --push-existing: %v", err)
 	}
 	write(t, a, "f", "two")
 	ok(t, "push", "--dir", a)
@@ -130,7 +130,7 @@ func TestInit_Format4_CreatesALogBucket(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(b, "f")); err != nil || string(got) != "two" {
 		t.Fatalf("b/f = %q (%v), want two", got, err)
 	}
-	if r := silt(t, "init", "--format", "7", "--dir", filepath.Join(root, "c"), bucket); r.code != exitUsage {
-		t.Errorf("--format 7: exit %d, want 2:\n%s", r.code, r.stderr)
+	if r := silt(t, "init", "--format", "5", "--dir", filepath.Join(root, "c"), bucket); r.code != exitUsage {
+		t.Errorf("--format 5: exit %d, want 2:\n%s", r.code, r.stderr)
 	}
 }

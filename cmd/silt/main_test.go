@@ -12,6 +12,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/fs"
+	"github.com/siltsync/silt/internal/legacy"
 )
 
 var siltBin string
@@ -132,14 +136,31 @@ func setupFormat(t *testing.T, n, format int) (string, []string) {
 	var dirs []string
 	for i := range n {
 		d := filepath.Join(root, fmt.Sprintf("cache%d", i))
-		args := []string{"init", "--dir", d, u}
-		if format != 0 {
-			args = append(args, "--format", fmt.Sprint(format))
-		}
-		ok(t, args...)
+		ok(t, "init", "--dir", d, u)
 		dirs = append(dirs, d)
 	}
+	if format != 0 {
+		olderPush(t, u, format, nil) // an older silt made the bucket
+	}
 	return u, dirs
+}
+
+// olderPush commits files (path -> content) to the file:// bucket u as an
+// older silt writing format (3 or 4) does (internal/legacy).
+func olderPush(t *testing.T, u string, format int, files map[string]string) {
+	t.Helper()
+	b, err := fs.New(strings.TrimPrefix(u, "file://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	fb := map[string][]byte{}
+	for p, c := range files {
+		fb[p] = []byte(c)
+	}
+	if _, err := legacy.Push(t.Context(), backend.Production(b), format, fb); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // wantKeys checks that m has every key.
@@ -368,13 +389,13 @@ func TestLsCat_ReadThroughTheIndex(t *testing.T) {
 }
 
 func TestGC_RemovesOrphanShardAndData(t *testing.T) {
-	u, dirs := setupFormat(t, 1, 3) // history copies: format 3's gc
-	a := dirs[0]
+	u, dirs := setupFormat(t, 1, 0)
+	_ = dirs
 	bucket := strings.TrimPrefix(u, "file://")
-	write(t, a, "data/x", "1")
-	ok(t, "push", "--dir", a)
-	write(t, a, "data/x", "2") // the first commit's shard is now garbage
-	ok(t, "push", "--dir", a)
+	// gc of an older silt's bucket (format 3): this silt collects what it
+	// cannot write. The first commit's shard is garbage after the second.
+	olderPush(t, u, 3, map[string]string{"data/x": "1"})
+	olderPush(t, u, 3, map[string]string{"data/x": "2"})
 	write(t, bucket, "orphan/data", "never committed")
 
 	v := object(t, ok(t, "gc", u, "--json"))

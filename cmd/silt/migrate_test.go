@@ -34,13 +34,17 @@ func bucketFiles(t *testing.T, root string) map[string]int64 {
 // none; the migration keeps every snapshot silt log listed; both caches
 // go on pushing and pulling; a second run is a no-op.
 func TestMigrate_CLI_DryRunThenMigrateKeepsLogAndPeersCarryOn(t *testing.T) {
-	u, dirs := setupFormat(t, 2, 3)
+	u, dirs := setupFormat(t, 2, 0)
 	a, b := dirs[0], dirs[1]
-	write(t, a, "data/x", "1")
-	ok(t, "push", "--dir", a)
-	write(t, a, "data/y", "2")
-	ok(t, "push", "--dir", a)
+	olderPush(t, u, 3, map[string]string{"data/x": "1"}) // an older silt's bucket
+	olderPush(t, u, 3, map[string]string{"data/y": "2"})
+	ok(t, "pull", "--dir", a)
 	ok(t, "pull", "--dir", b)
+	// This silt refuses to write it until it is migrated.
+	write(t, b, "data/early", "refused")
+	if r := silt(t, "push", "--dir", b); r.code != exitRefused || !strings.Contains(r.stderr, "format 3") || !strings.Contains(r.stderr, "silt migrate") {
+		t.Errorf("push to a format-3 bucket: exit %d, want %d naming the format and silt migrate:\n%s", r.code, exitRefused, r.stderr)
+	}
 	logBefore := ok(t, "log", u).stdout
 	bucket := strings.TrimPrefix(u, "file://")
 	files := bucketFiles(t, bucket)

@@ -14,15 +14,12 @@ import (
 // with the way out); silt recover brings the newest snapshot back in one
 // command, and everything works again.
 func TestRecover_LostManifest_EveryCommandSaysSoThenRecoverBringsItBack(t *testing.T) {
-	u, dirs := setupFormat(t, 2, 3) // the manifest as commit point
+	u, dirs := setupFormat(t, 2, 0)
 	a, b := dirs[0], dirs[1]
-	write(t, a, "data/x", "1")
-	ok(t, "push", "--dir", a)
-	write(t, a, "data/x", "2")
-	write(t, a, "data/y", "y")
-	ok(t, "push", "--dir", a)
-	write(t, a, "data/z", "z")
-	ok(t, "push", "--dir", a)
+	// An older silt's bucket, whose manifest is its commit point.
+	olderPush(t, u, 3, map[string]string{"data/x": "1"})
+	olderPush(t, u, 3, map[string]string{"data/x": "2", "data/y": "y"})
+	olderPush(t, u, 3, map[string]string{"data/z": "z"})
 	bucket := strings.TrimPrefix(u, "file://")
 	if err := os.Remove(filepath.Join(bucket, ".silt", "manifest.json")); err != nil {
 		t.Fatal(err)
@@ -50,7 +47,9 @@ func TestRecover_LostManifest_EveryCommandSaysSoThenRecoverBringsItBack(t *testi
 	if got := read(t, b, "data/y"); got != "y" {
 		t.Errorf("data/y after recover = %q", got)
 	}
-	// The push refused while the manifest was missing goes through now.
+	// The push refused while the manifest was missing goes through once
+	// the recovered bucket is migrated to the one format.
+	ok(t, "migrate", u)
 	ok(t, "push", "--dir", a)
 	ok(t, "pull", "--dir", b)
 	if got := read(t, b, "data/w"); got != "w" {
@@ -84,10 +83,9 @@ func TestRecover_Seq_UndoesAPush(t *testing.T) {
 // silt pull --reanchor: a cache that pulled a jumped seq refuses the real
 // manifest (exit 1, the hint names the way out) until it re-anchors.
 func TestPull_Reanchor_AfterASeqJump(t *testing.T) {
-	u, dirs := setupFormat(t, 2, 3) // the manifest as commit point
-	a, b := dirs[0], dirs[1]
-	write(t, a, "data/x", "1")
-	ok(t, "push", "--dir", a)
+	u, dirs := setupFormat(t, 2, 0)
+	_, b := dirs[0], dirs[1]
+	olderPush(t, u, 3, map[string]string{"data/x": "1"}) // the manifest as commit point
 	key := filepath.Join(strings.TrimPrefix(u, "file://"), ".silt", "manifest.json")
 	real, err := os.ReadFile(key)
 	if err != nil {

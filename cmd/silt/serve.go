@@ -80,7 +80,7 @@ func runServe(ctx context.Context, c *cli, f serveFlags) error {
 		return err
 	}
 	defer b.Close()
-	srv, err := serve.Open(ctx, serve.Config{Syncer: syncer.Config{Backend: b, Dir: *dir, Namespace: cfg.Namespace, Format: cfg.Format, Lazy: lazyFn, Logger: c.logger}, Token: token})
+	srv, err := serve.Open(ctx, serve.Config{Syncer: syncer.Config{Backend: b, Dir: *dir, Namespace: cfg.Namespace, Lazy: lazyFn, Logger: c.logger}, Token: token})
 	if err != nil {
 		return fmt.Errorf("serve %s: %w", *dir, err)
 	}
@@ -180,7 +180,7 @@ func (c *cli) openCache(ctx context.Context, dir string, cfg binding, b backend.
 		lazy = serve.DefaultLazy
 	}
 	return c.openWaiting(ctx, dir, func(wait time.Duration) (serve.Cache, error) {
-		return serve.OpenCache(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Format: cfg.Format, Logger: c.logger, Lazy: lazy, Tracer: c.tracer(), BusyWait: wait},
+		return serve.OpenCache(ctx, syncer.Config{Backend: b, Dir: dir, Namespace: cfg.Namespace, Logger: c.logger, Lazy: lazy, Tracer: c.tracer(), BusyWait: wait},
 			serve.OpenOptions{Serve: true, Owner: owner, Observer: syncer.Observer{OnChange: c.onChange(), Progress: c.progress(), ProgressChecks: true, MaxChanges: c.maxChanges()}})
 	})
 }

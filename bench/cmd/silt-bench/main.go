@@ -45,7 +45,6 @@ func run() error {
 		concurrency = flag.Int("concurrency", 0, "syncer Concurrency of the measured caches (0: the syncer's default)")
 		list        = flag.Bool("list", false, "list the scenarios and exit")
 		verbose     = flag.Bool("v", false, "report progress on stderr")
-		format      = flag.Int("format", 0, "the format the seeding cache creates the bucket in: 3, 4 (the log) or 5 (the log of deltas); 0: the syncer's default")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -76,7 +75,7 @@ func run() error {
 
 	var results []bench.Result
 	for _, be := range strings.Split(*backends, ",") {
-		env := bench.Env{Backend: strings.TrimSpace(be), Latency: *latency, Dir: *dir, Concurrency: *concurrency, Format: *format}
+		env := bench.Env{Backend: strings.TrimSpace(be), Latency: *latency, Dir: *dir, Concurrency: *concurrency}
 		if *verbose {
 			env.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "  "+format+"\n", args...) }
 		}

@@ -257,7 +257,7 @@ export interface AcquireOptions {
 export type ErrorCode =
   | "bad_request" | "unauthorized" | "not_found" | "no_backup" | "invalid_path" | "too_many_deletes"
   | "stale_push" | "conflict" | "fenced" | "contention" | "busy" | "lock_timeout"
-  | "lock_lost" | "not_supported" | "newer_format" | "corrupt_index" | "namespace_taken"
+  | "lock_lost" | "not_supported" | "newer_format" | "older_format" | "migrate_required" | "corrupt_index" | "namespace_taken"
   | "canceled" | "timeout" | "unavailable" | "internal";
 
 /** An error the service answered with; branch on code, never on message. */
