@@ -21,6 +21,7 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/backoff"
 )
 
 // hintEvery is how often a format-4 writer rewrote the hint.
@@ -44,7 +45,7 @@ func Push(ctx context.Context, b backend.Backend, format int, files map[string][
 			return seq, err
 		}
 		last = err
-		if err := sleep(ctx, 5*time.Millisecond); err != nil {
+		if err := backoff.Sleep(ctx, 5*time.Millisecond); err != nil {
 			return 0, err
 		}
 	}
@@ -149,15 +150,4 @@ func createLog(ctx context.Context, b backend.Backend) error {
 		return fmt.Errorf("legacy: genesis: %w", err)
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
