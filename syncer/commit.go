@@ -110,9 +110,7 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 			return index.Proposal{}, fmt.Errorf("commit: %w (seq %d)", ErrSeqExhausted, m.Seq)
 		}
 		base = s.seenNow()
-		// The new shards go up beside the history copy of the manifest
-		// being superseded, before the swap: one more request, no more
-		// latency.
+		// The new shards go up before the log entry that names them.
 		p := index.Proposal{Next: next, Write: func(ctx context.Context) error { return s.writeShards(ctx, b, sh, r.written) }}
 		p.After = pl.after(head, next, sh, s.cfg.Now)
 		return p, nil
