@@ -35,12 +35,18 @@ type Proposal struct {
 	Write func(ctx context.Context) error
 	// After, when set, runs once Write has stored the
 	// shards and before the entry is created. It is for a proposal built
-	// on a predecessor still in flight (Speculate, pipelined commits): it
+	// on a predecessor still in flight (Announce, pipelined commits): it
 	// waits for that predecessor and returns the head it landed as. A head
 	// of other bytes than the base, or an error, is a lost race: the base
 	// is read again and the proposal rebuilt, so an entry is never created
 	// on a predecessor that did not land.
 	After func(ctx context.Context) (Head, error)
+	// Announce, when set, is called once the entry's predecessor is
+	// settled (After returned), just before the entry is created, with the
+	// head the entry makes if it lands: a writer hands it to the commit
+	// that will build on it (pipelined commits). It is the state the entry
+	// is encoded from, built once for both.
+	Announce func(spec Head)
 }
 
 // CommitOptions modify a Commit.
@@ -163,7 +169,7 @@ func Commit(ctx context.Context, b backend.Backend, base Head, build func(ctx co
 		var h Head
 		base, err = landed(ctx, p, base)
 		if err == nil {
-			h, err = commitLog(ctx, b, base, p.Next, now, opts.CheckpointEvery)
+			h, err = commitLog(ctx, b, base, p.Next, now, opts.CheckpointEvery, p.Announce)
 		}
 		switch {
 		case err == nil:

@@ -425,7 +425,9 @@ var errLogStale = errors.New("log base observed too long ago")
 
 // commitLog writes next as the successor of base by create-if-absent.
 // The result is landed, lost (another writer took the seq), or unknown.
-func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest, now func() time.Time, every int) (Head, error) {
+// announce, when set, is given the head the entry makes before it is
+// created (Proposal.Announce).
+func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest, now func() time.Time, every int, announce func(Head)) (Head, error) {
 	if every <= 0 {
 		every = DefaultCheckpointEvery
 	}
@@ -435,6 +437,9 @@ func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest
 	n, state, data := logEntry(base, next)
 	key := LogKey(n.Seq)
 	sent := now()
+	if announce != nil {
+		announce(Head{Manifest: n, Data: state, Version: logVersion(n.Seq, sent)})
+	}
 	info, err := backend.PutBytes(ctx, b, key, data, backend.Cond{IfAbsent: true})
 	if err != nil && !backend.IsPrecondition(err) && ctx.Err() == nil {
 		// Unknown outcome: read back. Our bytes mean it landed.
@@ -481,16 +486,6 @@ func logState(base Head, next *Manifest) (*Manifest, []byte) {
 func logEntry(base Head, next *Manifest) (*Manifest, []byte, []byte) {
 	n, state := logState(base, next)
 	return n, state, encodeDelta(diffState(base, n, state))
-}
-
-// Speculate returns the head that committing next on the log head base
-// gives if it lands, observed at now: a writer may build its next
-// proposal on it while that entry is in flight (pipelined commits), and
-// commits that proposal only through Proposal.After, once the entry has
-// landed as these bytes.
-func Speculate(base Head, next *Manifest, now time.Time) Head {
-	n, state := logState(base, next)
-	return Head{Manifest: n, Data: state, Version: logVersion(n.Seq, now)}
 }
 
 // ReadHead is ReadManifest without a condition, on the clock now (nil:

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/index"
 )
@@ -22,21 +23,23 @@ func nextOf(bases *[]index.Head) func(context.Context, index.Head) (index.Propos
 	}
 }
 
-// A commit built on a predecessor in flight (Speculate) lands after it,
-// naming it as its predecessor, once After returns the predecessor as it
-// landed; and Speculate gave the very bytes the predecessor landed as.
+// A commit built on a predecessor in flight (the head its Announce
+// gave) lands after it, naming it as its predecessor, once After returns
+// the predecessor as it landed; and Announce gave the very bytes the
+// predecessor landed as.
 func TestLog_Pipelined_CommitsOnTheLandedPredecessor(t *testing.T) {
 	ctx := context.Background()
 	b := mem.New()
 	h1 := logCommit(t, b, time.Now, map[string]string{"f": "1"})
 	next := *h1.Manifest
 	next.Seq++
-	spec := index.Speculate(h1, &next, time.Now())
+	specs := make(chan index.Head, 2) // one for the successor, one to compare
 
 	landed := make(chan index.Head, 1)
 	var second index.CommitResult
 	done := make(chan error, 1)
 	go func() {
+		spec := <-specs
 		var bases []index.Head
 		build := nextOf(&bases)
 		var err error
@@ -51,13 +54,13 @@ func TestLog_Pipelined_CommitsOnTheLandedPredecessor(t *testing.T) {
 		done <- err
 	}()
 	first, err := index.Commit(ctx, b, h1, func(context.Context, index.Head) (index.Proposal, error) {
-		return index.Proposal{Next: &next}, nil
+		return index.Proposal{Next: &next, Announce: func(h index.Head) { specs <- h; specs <- h }}, nil
 	}, index.CommitOptions{Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(first.Head.Data, spec.Data) {
-		t.Fatalf("Speculate gave %s, the entry landed as %s", spec.Data, first.Head.Data)
+	if spec := <-specs; !bytes.Equal(first.Head.Data, spec.Data) {
+		t.Fatalf("Announce gave %s, the entry landed as %s", spec.Data, first.Head.Data)
 	}
 	landed <- first.Head
 	if err := <-done; err != nil {
@@ -90,8 +93,8 @@ func TestLog_Pipelined_PredecessorLost_Rebuilds(t *testing.T) {
 			never := *h1.Manifest
 			never.Seq++
 			never.Fences = map[string]uint64{"never": 1}
-			spec := index.Speculate(h1, &never, time.Now())
 			other := logCommit(t, b, time.Now, map[string]string{"f": "other"}) // seq 2, another writer's
+			spec := announced(t, b, h1, &never)
 			var bases []index.Head
 			build := nextOf(&bases)
 			res, err := index.Commit(ctx, b, spec, func(ctx context.Context, base index.Head) (index.Proposal, error) {
@@ -112,4 +115,23 @@ func TestLog_Pipelined_PredecessorLost_Rebuilds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// announced returns the head Proposal.Announce gives for next on base, in
+// a bucket where another writer has already taken next's seq: the entry
+// is never created.
+func announced(t *testing.T, b backend.Backend, base index.Head, next *index.Manifest) index.Head {
+	t.Helper()
+	var spec index.Head
+	tries := 0
+	_, err := index.Commit(context.Background(), b, base, func(context.Context, index.Head) (index.Proposal, error) {
+		if tries++; tries > 1 {
+			return index.Proposal{}, nil
+		}
+		return index.Proposal{Next: next, Announce: func(h index.Head) { spec = h }}, nil
+	}, index.CommitOptions{Now: time.Now})
+	if err != nil || spec.Manifest == nil || spec.Manifest.Seq != next.Seq {
+		t.Fatalf("announce of seq %d: %+v, %v", next.Seq, spec.Manifest, err)
+	}
+	return spec
 }

@@ -112,7 +112,7 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 		base = s.seenNow()
 		// The new shards go up before the log entry that names them.
 		p := index.Proposal{Next: next, Write: func(ctx context.Context) error { return s.writeShards(ctx, b, sh, r.written) }}
-		p.After = pl.after(head, next, sh, s.cfg.Now)
+		p.After, p.Announce = pl.after(head), pl.announce(sh)
 		return p, nil
 	}
 	cr, err := index.Commit(ctx, b, *first, build, index.CommitOptions{

@@ -2,7 +2,6 @@ package syncer
 
 import (
 	"context"
-	"time"
 
 	"github.com/siltsync/silt/index"
 )
@@ -10,7 +9,7 @@ import (
 // Pipelined commits (format 4). A log commit is two round trips in
 // series: its new shards, then the entry naming them. While one leader's
 // entry is in flight, the next leader builds on the head that entry will
-// be (index.Speculate), stores its own shards, and creates its entry as
+// be (index.Proposal.Announce), stores its own shards, and creates its entry as
 // soon as the first has landed (index.Proposal.After): queued pushes wait
 // one round trip a commit instead of two. A speculation that fails (the
 // entry in flight lost its race, or landed otherwise) is a lost race: the
@@ -54,40 +53,43 @@ func (pl pipeline) first(h *index.Head) *index.Head {
 	return h
 }
 
-// after is index.Proposal.After for a proposal of next on the log head
-// head, whose shards sh holds: when head is pred's speculation it waits
-// for pred and returns it as landed; then, the entry about to be
-// created, it hands the lead on with the head that entry will be. Nil
-// when there is neither to do.
-func (pl pipeline) after(head index.Head, next *index.Manifest, sh *shards, now func() time.Time) func(context.Context) (index.Head, error) {
+// after is index.Proposal.After for a proposal on the log head head:
+// when head is pred's speculation it waits for pred and returns it as
+// landed. Nil when there is no pred to wait for.
+func (pl pipeline) after(head index.Head) func(context.Context) (index.Head, error) {
 	pred := pl.pred
 	if pred != nil && !head.Same(pred.spec) {
 		pred = nil // a rebuild on a head read afresh
 	}
-	if pred == nil && pl.turn == nil {
+	if pred == nil {
 		return nil
 	}
 	return func(ctx context.Context) (index.Head, error) {
-		h := head
-		if pred != nil {
-			if pl.turn != nil {
-				pl.turn.c.mu.Lock()
-				hook := pl.turn.c.onWait
-				pl.turn.c.mu.Unlock()
-				if hook != nil {
-					hook()
-				}
-			}
-			var err error
-			if h, err = pred.wait(ctx); err != nil || !h.Same(head) {
-				return h, err // index.Commit takes it for a lost race
+		if pl.turn != nil {
+			pl.turn.c.mu.Lock()
+			hook := pl.turn.c.onWait
+			pl.turn.c.mu.Unlock()
+			if hook != nil {
+				hook()
 			}
 		}
-		if pl.turn != nil {
-			pl.turn.announce(index.Speculate(h, next, now()), sh)
+		h, err := pred.wait(ctx)
+		if err != nil || !h.Same(head) {
+			return h, err // index.Commit takes it for a lost race
 		}
 		return h, nil
 	}
+}
+
+// announce is index.Proposal.Announce for a proposal whose shards sh
+// holds: the entry about to be created, it hands the lead on with the
+// head that entry will be (the state index.Commit encodes the entry
+// from, so it is built once). Nil when the commit leads nothing.
+func (pl pipeline) announce(sh *shards) func(index.Head) {
+	if pl.turn == nil {
+		return nil
+	}
+	return func(spec index.Head) { pl.turn.announce(spec, sh) }
 }
 
 // leadTurn is one leader's hold on the committer: it hands the lead on
