@@ -16,6 +16,7 @@ import (
 	"github.com/siltsync/silt/backend/mem"
 	"github.com/siltsync/silt/conformance"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/legacy"
 	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/syncer"
 )
@@ -257,4 +258,67 @@ func pushConcurrently(t *testing.T, writers int, open func() *syncer.Syncer) {
 		})
 	}
 	wg.Wait()
+}
+
+// A bucket an older silt wrote in format 3 on a store with neither
+// conditional write (its commits serialised by the lock) is migrated
+// under the same lock, as a commit is: without one the migration is
+// refused before it writes anything; with one every file is carried
+// over and the next push commits in the log.
+func TestSyncer_MigrateUnderLock_StoreWithoutConditionalWrite(t *testing.T) {
+	bkt := memblob.OpenBucket(nil)
+	t.Cleanup(func() { bkt.Close() })
+	store := blob.New(bkt, blob.Config{ListAfterWrite: true})
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := legacy.Push(ctx, backend.UnderLock(store), 3, map[string][]byte{fmt.Sprintf("old/%d", i): []byte(fmt.Sprint("older silt ", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := index.ReadHead(ctx, store, nil)
+	if err != nil || before.Manifest.Format != 3 {
+		t.Fatalf("head %+v, %v; want format 3", before.Manifest, err)
+	}
+	open := func(l syncer.CommitLocker) *syncer.Syncer {
+		s, err := syncer.Open(ctx, syncer.Config{Backend: store, Dir: t.TempDir(), CommitLock: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	if _, err := open(nil).Migrate(ctx, index.MigrateOptions{}); !errors.Is(err, syncer.ErrNoConditionalWrite) {
+		t.Fatalf("migrate with no lock: %v, want ErrNoConditionalWrite", err)
+	}
+	if h, err := index.ReadHead(ctx, store, nil); err != nil || h.Manifest.Format != 3 || h.Version != before.Version {
+		t.Fatalf("the refused migration changed the head: %+v, %v", h.Manifest, err)
+	}
+	l, err := lock.New(mem.New(), ".silt/locks/commit", lock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(l)
+	rep, err := s.Migrate(ctx, index.MigrateOptions{})
+	if err != nil || rep.From != 3 || rep.To != index.DefaultFormat || rep.Entries != 3 {
+		t.Fatalf("migrate under the lock: %+v, %v", rep, err)
+	}
+	writeOwnName(t, s, "new/after")
+	if _, err := s.Push(ctx, syncer.PushOptions{}); err != nil {
+		t.Fatalf("push after the migration: %v", err)
+	}
+	dir := t.TempDir()
+	reader, err := syncer.Open(ctx, syncer.Config{Backend: store, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if _, err := reader.Pull(ctx, syncer.PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"old/0", "old/1", "old/2", "new/after"} {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+			t.Errorf("%s after the migration: %v", p, err)
+		}
+	}
+	conformance.CheckRemote(t, store, "")
 }
