@@ -2,6 +2,7 @@ package index_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -50,17 +51,7 @@ func TestDelta_IndexBytesPerOneFileCommit_AtScale(t *testing.T) {
 			// of the byte bound, so shards hold between three quarters and
 			// a whole bound: a bucket of shards seven eighths full, the
 			// changed one full.
-			part := len(m.Split("", scaleShard(0, 2000, 1))[0].Entries)
-			full := part * 4 / 3
-			per := (part + full) / 2
-			var refs []index.ShardRef
-			for first := 0; first < n; first += per {
-				lo := scalePath(first)
-				if first == 0 {
-					lo = ""
-				}
-				refs = append(refs, index.ShardRef{Lo: lo, ID: fmt.Sprintf("%032x", rand.Uint64()), Count: min(per, n-first), Bytes: 24 << 10})
-			}
+			refs, per, full := scaleRefs(m, n)
 			ctx := context.Background()
 			store := wrap.Count(mem.New())
 			commit := func(base index.Head, shards []index.ShardRef, write func(context.Context) error) index.Head {
@@ -116,6 +107,84 @@ func TestDelta_IndexBytesPerOneFileCommit_AtScale(t *testing.T) {
 			}
 			if got := readHead(t, store); !got.Same(head) {
 				t.Fatalf("a fresh reader reads seq %d, want %d", got.Manifest.Seq, head.Manifest.Seq)
+			}
+		})
+	}
+}
+
+// scaleRefs returns the shard list of a synthetic index of n entries, as
+// TestDelta_IndexBytesPerOneFileCommit_AtScale lays it out.
+func scaleRefs(m *index.Manifest, n int) (refs []index.ShardRef, per, full int) {
+	part := len(m.Split("", scaleShard(0, 2000, 1))[0].Entries)
+	full = part * 4 / 3
+	per = (part + full) / 2
+	for first := 0; first < n; first += per {
+		lo := scalePath(first)
+		if first == 0 {
+			lo = ""
+		}
+		refs = append(refs, index.ShardRef{Lo: lo, ID: fmt.Sprintf("%032x", rand.Uint64()), Count: min(per, n-first), Bytes: 24 << 10})
+	}
+	return refs, per, full
+}
+
+// BenchmarkDelta_CPU_AtScale is the client CPU of the one format at 100k,
+// 1M and 10M entries (synthetic index, mem store): a one-file commit
+// (the entry's state built, hashed and diffed; the shard's upload not
+// counted), a reader one commit behind catching up (the delta applied and
+// the state re-hashed), and an unchanged pull (one absent read). Issue
+// 34's target is flat (ratio <= 1.5 from 100k to 10M); format 5 is not:
+// the state a delta makes is the whole shard list, hashed whole.
+// Checkpoints are off, so no op pays one.
+func BenchmarkDelta_CPU_AtScale(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000, 10_000_000} {
+		m := &index.Manifest{Format: index.DeltaFormat, ShardMaxEntries: index.DefaultShardMaxEntries, ShardMaxBytes: index.DefaultShardMaxBytes}
+		refs, _, _ := scaleRefs(m, n)
+		ctx := context.Background()
+		store := mem.New()
+		commit := func(tb testing.TB, base index.Head, shards []index.ShardRef) index.Head {
+			res, err := index.Commit(ctx, store, base, func(context.Context, index.Head) (index.Proposal, error) {
+				return index.Proposal{Next: &index.Manifest{Seq: base.Manifest.Seq + 1, Shards: shards, ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes}}, nil
+			}, index.CommitOptions{CheckpointEvery: 1 << 30})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return res.Head
+		}
+		head, err := index.ReadHead(ctx, store, time.Now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		head = commit(b, head, refs)
+		rng := rand.New(rand.NewPCG(1, uint64(n)))
+		oneFile := func(tb testing.TB) index.Head {
+			shards := slices.Clone(head.Manifest.Shards)
+			i := rng.IntN(len(shards))
+			shards[i].ID = fmt.Sprintf("%032x", rng.Uint64())
+			return commit(tb, head, shards)
+		}
+		name := fmt.Sprintf("%dk", n/1000)
+		b.Run("commit/"+name, func(b *testing.B) {
+			for b.Loop() {
+				head = oneFile(b)
+			}
+		})
+		b.Run("catch-up/"+name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				known := head
+				head = oneFile(b)
+				b.StartTimer()
+				if h, err := index.ReadHeadSince(ctx, store, known, time.Now); err != nil || !h.Same(head) {
+					b.Fatalf("caught up to %v, %v", h.Manifest.Seq, err)
+				}
+			}
+		})
+		b.Run("unchanged/"+name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := index.ReadHeadSince(ctx, store, head, time.Now); !errors.Is(err, backend.ErrNotModified) {
+					b.Fatalf("an unchanged read: %v, want backend.ErrNotModified", err)
+				}
 			}
 		})
 	}
