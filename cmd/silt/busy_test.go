@@ -60,7 +60,7 @@ func TestBusy_Wait_FailsAfterTheBound(t *testing.T) {
 func TestBusy_Wait_SucceedsWhenTheHolderReleases(t *testing.T) {
 	u, dirs := setup(t, 1)
 	s := holdCache(t, u, dirs[0])
-	cmd := exec.Command(siltBin, "status", "--dir", dirs[0], "--offline", "--wait", "2m")
+	cmd := exec.Command(siltRaceBin, "status", "--dir", dirs[0], "--offline", "--wait", "2m")
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	pipe, err := cmd.StderrPipe()

@@ -18,7 +18,18 @@ import (
 	"github.com/siltsync/silt/internal/legacy"
 )
 
-var siltBin string
+// siltBin is the command under test, built without the race detector;
+// siltRaceBin the same built with it when the tests run with -race (else
+// siltBin). A race-built silt starts and runs about eight times slower,
+// and most tests run it dozens of times through paths that are
+// sequential in the command and race-tested in process below it (the
+// engine, serve, watch). So the race build runs where the command itself
+// is concurrent: the service, watch mode, signals, a busy cache
+// (raceCLI), and every direct start of such a process.
+var siltBin, siltRaceBin string
+
+// raceCLI lists the test-name prefixes whose silt runs are race-built.
+var raceCLI = []string{"TestServe", "TestServed", "TestWatch", "TestSignal", "TestBusy", "TestPty"}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "silt-bin-")
@@ -26,23 +37,40 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	siltBin = filepath.Join(dir, "silt")
+	exe := "silt"
 	if runtime.GOOS == "windows" {
-		siltBin += ".exe"
+		exe += ".exe"
 	}
-	args := []string{"build", "-o", siltBin}
+	build := func(out string, race bool) {
+		args := []string{"build", "-o", out}
+		if race {
+			args = append(args, "-race")
+		}
+		if b, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, b)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	siltBin, siltRaceBin = filepath.Join(dir, exe), filepath.Join(dir, exe)
+	build(siltBin, false)
 	if raceEnabled {
-		args = append(args, "-race")
-	}
-	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+		siltRaceBin = filepath.Join(dir, "race", exe)
+		build(siltRaceBin, true)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// binFor is the silt t runs: race-built for the tests raceCLI names.
+func binFor(t *testing.T) string {
+	for _, p := range raceCLI {
+		if strings.HasPrefix(t.Name(), p) {
+			return siltRaceBin
+		}
+	}
+	return siltBin
 }
 
 type result struct {
@@ -53,7 +81,7 @@ type result struct {
 // silt runs the binary and returns what it printed and its exit code.
 func silt(t *testing.T, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(siltBin, args...)
+	cmd := exec.Command(binFor(t), args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

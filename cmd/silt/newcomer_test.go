@@ -24,7 +24,7 @@ func TestNewcomer_ServeFindsCacheUpward(t *testing.T) {
 		wd  string
 		env []string
 	}{{filepath.Join(a, "data"), nil}, {t.TempDir(), []string{"SILT_DIR=" + a}}} {
-		cmd := exec.Command(siltBin, "serve")
+		cmd := exec.Command(siltRaceBin, "serve")
 		cmd.Dir = tc.wd
 		cmd.Env = append(cmd.Environ(), tc.env...)
 		out, err := cmd.StdoutPipe()

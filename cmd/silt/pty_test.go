@@ -19,7 +19,7 @@ func TestProgress_InAPseudoTerminal_DrawsAndEndsTheLine(t *testing.T) {
 	for i := range 20 {
 		write(t, a, fmt.Sprintf("data/f%02d", i), fmt.Sprintf("%0999d\n", i))
 	}
-	cmd := exec.Command(siltBin, "push", "--dir", a)
+	cmd := exec.Command(siltRaceBin, "push", "--dir", a)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout // a pipe: results only
 	tty, err := pty.Start(cmd)

@@ -2,6 +2,5 @@
 
 package main
 
-// raceEnabled builds the binary under test with -race when the tests run
-// with -race.
+// raceEnabled builds siltRaceBin with -race when the tests run with -race.
 const raceEnabled = true

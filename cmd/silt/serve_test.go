@@ -18,7 +18,7 @@ import (
 // a function that stops it with SIGTERM and returns its exit error.
 func startServe(t *testing.T, dir string) func() error {
 	t.Helper()
-	cmd := exec.Command(siltBin, "serve", "--dir", dir)
+	cmd := exec.Command(siltRaceBin, "serve", "--dir", dir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

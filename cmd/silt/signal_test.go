@@ -59,13 +59,13 @@ func TestRun_Signal_ExitCodeAndPartialStatsJSON(t *testing.T) {
 			env := append(os.Environ(), "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
 				"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
 			d := filepath.Join(t.TempDir(), "cache")
-			init := exec.Command(siltBin, "init", "--dir", d, u)
+			init := exec.Command(siltRaceBin, "init", "--dir", d, u)
 			init.Env = env
 			if out, err := init.CombinedOutput(); err != nil {
 				t.Fatalf("init: %v\n%s", err, out)
 			}
 			write(t, d, "f", "payload")
-			cmd := exec.Command(siltBin, "push", "--dir", d, "--json")
+			cmd := exec.Command(siltRaceBin, "push", "--dir", d, "--json")
 			cmd.Env = env
 			var out, errOut bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errOut

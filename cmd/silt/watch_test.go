@@ -72,7 +72,7 @@ func TestSyncWatch_SIGINT_ExitsZeroAfterPushingWrites(t *testing.T) {
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	ok(t, "init", "--dir", a, bucket)
 	ok(t, "init", "--dir", b, bucket)
-	cmd := exec.Command(siltBin, "sync", "--watch", "--json", "--dir", a, "--poll", "100ms", "--debounce", "50ms")
+	cmd := exec.Command(siltRaceBin, "sync", "--watch", "--json", "--dir", a, "--poll", "100ms", "--debounce", "50ms")
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
 	lines := watchLines(t, cmd)
