@@ -36,14 +36,7 @@ func TestSyncer_CommitUnderLock_StoreWithoutConditionalWrite(t *testing.T) {
 	locks := mem.New() // the lock lives in a store with compare-and-swap
 	ctx := context.Background()
 
-	open := func(l syncer.CommitLocker) *syncer.Syncer {
-		s, err := syncer.Open(ctx, syncer.Config{Backend: store, Dir: t.TempDir(), CommitLock: l})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func(l syncer.CommitLocker) *syncer.Syncer { return openLocked(t, store, l) }
 	commitLock := func() syncer.CommitLocker {
 		l, err := lock.New(locks, ".silt/locks/commit", lock.Options{})
 		if err != nil {
@@ -279,14 +272,7 @@ func TestSyncer_MigrateUnderLock_StoreWithoutConditionalWrite(t *testing.T) {
 	if err != nil || before.Manifest.Format != 3 {
 		t.Fatalf("head %+v, %v; want format 3", before.Manifest, err)
 	}
-	open := func(l syncer.CommitLocker) *syncer.Syncer {
-		s, err := syncer.Open(ctx, syncer.Config{Backend: store, Dir: t.TempDir(), CommitLock: l})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func(l syncer.CommitLocker) *syncer.Syncer { return openLocked(t, store, l) }
 	if _, err := open(nil).Migrate(ctx, index.MigrateOptions{}); !errors.Is(err, syncer.ErrNoConditionalWrite) {
 		t.Fatalf("migrate with no lock: %v, want ErrNoConditionalWrite", err)
 	}
@@ -321,4 +307,16 @@ func TestSyncer_MigrateUnderLock_StoreWithoutConditionalWrite(t *testing.T) {
 		}
 	}
 	conformance.CheckRemote(t, store, "")
+}
+
+// openLocked opens a cache of store in a fresh directory, committing
+// under l (nil: no lock).
+func openLocked(t *testing.T, store backend.Backend, l syncer.CommitLocker) *syncer.Syncer {
+	t.Helper()
+	s, err := syncer.Open(t.Context(), syncer.Config{Backend: store, Dir: t.TempDir(), CommitLock: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
