@@ -56,13 +56,7 @@ func TestDelta_IndexBytesPerOneFileCommit_AtScale(t *testing.T) {
 			store := wrap.Count(mem.New())
 			commit := func(base index.Head, shards []index.ShardRef, write func(context.Context) error) index.Head {
 				t.Helper()
-				res, err := index.Commit(ctx, store, base, func(context.Context, index.Head) (index.Proposal, error) {
-					return index.Proposal{Next: &index.Manifest{Seq: base.Manifest.Seq + 1, Shards: shards, ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes}, Write: write}, nil
-				}, index.CommitOptions{CheckpointEvery: index.DefaultCheckpointEvery})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res.Head
+				return scaleCommit(t, store, m, base, shards, write, index.DefaultCheckpointEvery)
 			}
 			head, err := index.ReadHead(ctx, store, time.Now)
 			if err != nil {
@@ -128,6 +122,19 @@ func scaleRefs(m *index.Manifest, n int) (refs []index.ShardRef, per, full int) 
 	return refs, per, full
 }
 
+// scaleCommit commits shards, with m's bounds, as the successor of base
+// (write stores what they name first), checkpointing every every seqs.
+func scaleCommit(tb testing.TB, store backend.Backend, m *index.Manifest, base index.Head, shards []index.ShardRef, write func(context.Context) error, every int) index.Head {
+	tb.Helper()
+	res, err := index.Commit(context.Background(), store, base, func(context.Context, index.Head) (index.Proposal, error) {
+		return index.Proposal{Next: &index.Manifest{Seq: base.Manifest.Seq + 1, Shards: shards, ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes}, Write: write}, nil
+	}, index.CommitOptions{CheckpointEvery: every})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res.Head
+}
+
 // BenchmarkDelta_CPU_AtScale is the client CPU of the one format at 100k,
 // 1M and 10M entries (synthetic index, mem store): a one-file commit
 // (the entry's state built, hashed and diffed; the shard's upload not
@@ -143,13 +150,7 @@ func BenchmarkDelta_CPU_AtScale(b *testing.B) {
 		ctx := context.Background()
 		store := mem.New()
 		commit := func(tb testing.TB, base index.Head, shards []index.ShardRef) index.Head {
-			res, err := index.Commit(ctx, store, base, func(context.Context, index.Head) (index.Proposal, error) {
-				return index.Proposal{Next: &index.Manifest{Seq: base.Manifest.Seq + 1, Shards: shards, ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes}}, nil
-			}, index.CommitOptions{CheckpointEvery: 1 << 30})
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return res.Head
+			return scaleCommit(tb, store, m, base, shards, nil, 1<<30) // no checkpoints
 		}
 		head, err := index.ReadHead(ctx, store, time.Now)
 		if err != nil {
