@@ -279,6 +279,9 @@ func TestSyncer_MigrateUnderLock_StoreWithoutConditionalWrite(t *testing.T) {
 	if h, err := index.ReadHead(ctx, store, nil); err != nil || h.Manifest.Format != 3 || h.Version != before.Version {
 		t.Fatalf("the refused migration changed the head: %+v, %v", h.Manifest, err)
 	}
+	if rep, err := open(nil).Migrate(ctx, index.MigrateOptions{DryRun: true}); err != nil || rep.To != index.DefaultFormat || len(rep.Writes) == 0 {
+		t.Fatalf("dry run with no lock: %+v, %v; want what it would write", rep, err)
+	}
 	l, err := lock.New(mem.New(), ".silt/locks/commit", lock.Options{})
 	if err != nil {
 		t.Fatal(err)

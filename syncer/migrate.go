@@ -17,7 +17,11 @@ import (
 // then a Put (backend.UnderLock).
 func (s *Syncer) Migrate(ctx context.Context, opts index.MigrateOptions) (index.MigrateReport, error) {
 	b := s.root
-	if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate && !opts.DryRun {
+	if caps := b.Capabilities(); !caps.ConditionalPut && !caps.AtomicCreate {
+		if opts.DryRun {
+			// Writes nothing, so needs no lock to say what it would write.
+			return index.Migrate(ctx, backend.UnderLock(b), opts)
+		}
 		if s.cfg.CommitLock == nil {
 			return index.MigrateReport{}, fmt.Errorf("migrate: %w", ErrNoConditionalWrite)
 		}
