@@ -160,22 +160,53 @@ func Decode(stored []byte, max int64) ([]byte, Header, error) {
 		}
 		return payload, h, nil
 	}
-	r, err := zstd.NewReader(bytes.NewReader(payload), zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-	if err != nil {
+	d := decoders.Get().(*zstd.Decoder)
+	defer putDecoder(d)
+	if err := d.Reset(bytes.NewReader(payload)); err != nil {
 		return nil, h, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	defer r.Close()
-	out, err := readBounded(r, max)
+	out, err := readBounded(d, max, sizeHint(payload, max))
 	return out, h, err
 }
 
-// readBounded reads r to its end, failing past max bytes.
-func readBounded(r io.Reader, max int64) ([]byte, error) {
+// sizeHint is the plain size a zstd payload declares (our encoder
+// writes it), so Decode allocates once; a declared size is only a hint,
+// never trusted past max.
+func sizeHint(payload []byte, max int64) int {
+	var zh zstd.Header
+	if zh.Decode(payload) != nil || !zh.HasFCS || max > 0 && int64(zh.FrameContentSize) > max || zh.FrameContentSize > 64<<20 {
+		return 0
+	}
+	return int(zh.FrameContentSize)
+}
+
+// decoders holds stream decoders for Decode: a decoder's buffers cost
+// more to build than a small index object costs to decode, and Reset
+// makes one reusable. Synchronous (concurrency 1) decoders start no
+// goroutine, so one dropped by the pool needs no Close.
+var decoders = sync.Pool{New: func() any {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+	if err != nil {
+		panic(err) // fixed, valid options
+	}
+	return d
+}}
+
+// putDecoder returns d to the pool, holding no reference to its input.
+func putDecoder(d *zstd.Decoder) {
+	if d.Reset(nil) == nil {
+		decoders.Put(d)
+	}
+}
+
+// readBounded reads r to its end, failing past max bytes; hint is the
+// expected length (0: unknown).
+func readBounded(r io.Reader, max int64, hint int) ([]byte, error) {
 	lr := r
 	if max > 0 {
 		lr = io.LimitReader(r, max+1)
 	}
-	out, err := io.ReadAll(lr)
+	out, err := readAll(lr, hint)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
@@ -183,6 +214,25 @@ func readBounded(r io.Reader, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)
 	}
 	return out, nil
+}
+
+// readAll is io.ReadAll starting from a buffer of size+1 bytes (the
+// one past the end sees io.EOF), so a hinted read allocates once.
+func readAll(r io.Reader, size int) ([]byte, error) {
+	b := make([]byte, 0, max(size+1, 512))
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow as append does
+		}
+	}
 }
 
 // NewReader reads a frame's header from r and returns a reader of the

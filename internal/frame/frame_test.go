@@ -234,3 +234,20 @@ func BenchmarkEncode_YAMLTree(b *testing.B) {
 	}
 	b.ReportMetric(float64(plain)/float64(stored), "x-smaller")
 }
+
+// BenchmarkDecode_SmallObject is the decoding of an index-sized object
+// (about 8 KB of YAML-like text): what a reader pays per shard or page.
+func BenchmarkDecode_SmallObject(b *testing.B) {
+	var plain []byte
+	for i := 0; len(plain) < 8<<10; i++ {
+		plain = append(plain, yamlish(i)...)
+	}
+	stored := frame.Encode(plain, frame.Zstd)
+	b.SetBytes(int64(len(plain)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := frame.Decode(stored, 1<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
