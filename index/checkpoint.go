@@ -127,7 +127,7 @@ func encodeRoot(r *checkpointRoot) []byte {
 func genesis5() (root []byte, state Head) {
 	m := &Manifest{Format: DeltaFormat, Seq: genesisSeq, Shards: []ShardRef{}}
 	data := EncodeManifest(m)
-	h := Head{Manifest: m, Data: data}
+	h := Head{Manifest: m, Data: data, carry: rolled(genesisSeq)}
 	r, _ := rootOf(h)
 	return encodeRoot(r), h
 }
@@ -202,7 +202,7 @@ func loadRoot(ctx context.Context, b backend.Backend, key string, r *checkpointR
 	if hashHex(data) != r.State {
 		return Head{}, corrupt(key, "its pages make another state than the one it names")
 	}
-	return Head{Manifest: m, Data: data, Version: logVersion(m.Seq, time.Time{}), Info: info}, nil
+	return Head{Manifest: m, Data: data, Version: logVersion(m.Seq, time.Time{}), Info: info, carry: rolled(m.Seq)}, nil
 }
 
 // readCheckpoint reads the checkpoint of seq; ok is false when its root is

@@ -183,11 +183,11 @@ func readNext(ctx context.Context, b backend.Backend, cur Head, observed time.Ti
 		return Head{}, ok, err
 	}
 	if isDelta(data) {
-		m, state, err := applyDelta(LogKey(seq), cur, data)
+		m, state, c, err := applyDelta(LogKey(seq), cur, data)
 		if err != nil {
 			return Head{}, false, err
 		}
-		return Head{Manifest: m, Data: state, Version: logVersion(seq, observed), Info: info}, true, nil
+		return Head{Manifest: m, Data: state, Version: logVersion(seq, observed), Info: info, carry: c}, true, nil
 	}
 	next, err := decodeLogEntry(seq, data, info, observed)
 	if err != nil {
@@ -434,11 +434,12 @@ func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest
 	if !base.fresh(now()) {
 		return Head{}, errLogStale
 	}
-	n, state, data := logEntry(base, next)
+	n, state, d, c := logEntry(base, next, every)
+	data := encodeDelta(d)
 	key := LogKey(n.Seq)
 	sent := now()
 	if announce != nil {
-		announce(Head{Manifest: n, Data: state, Version: logVersion(n.Seq, sent)})
+		announce(Head{Manifest: n, Data: state, Version: logVersion(n.Seq, sent), carry: c})
 	}
 	info, err := backend.PutBytes(ctx, b, key, data, backend.Cond{IfAbsent: true})
 	if err != nil && !backend.IsPrecondition(err) && ctx.Err() == nil {
@@ -454,8 +455,8 @@ func commitLog(ctx context.Context, b backend.Backend, base Head, next *Manifest
 	if err != nil {
 		return Head{}, err
 	}
-	h := Head{Manifest: n, Data: state, Version: logVersion(n.Seq, sent), Info: info}
-	if n.Seq%uint64(every) == 0 {
+	h := Head{Manifest: n, Data: state, Version: logVersion(n.Seq, sent), Info: info, carry: c}
+	if d.Checkpoint {
 		checkpointAfter(ctx, b, h, sent, now)
 	}
 	return h, nil
@@ -481,11 +482,13 @@ func logState(base Head, next *Manifest) (*Manifest, []byte) {
 	return &n, EncodeManifest(&n)
 }
 
-// logEntry returns logState's state and bytes, and the bytes of the entry
-// that commits it: the delta from base.
-func logEntry(base Head, next *Manifest) (*Manifest, []byte, []byte) {
+// logEntry returns logState's state and bytes, the entry that commits
+// it (the delta from base, cumulative when base carries what it needs)
+// and the carry of the head it makes; every is the checkpoint cadence.
+func logEntry(base Head, next *Manifest, every int) (*Manifest, []byte, *logDelta, *carry) {
 	n, state := logState(base, next)
-	return n, state, encodeDelta(diffState(base, n, state))
+	d, c := diffState(base, n, state, every)
+	return n, state, d, c
 }
 
 // ReadHead is ReadManifest without a condition, on the clock now (nil:

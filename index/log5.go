@@ -42,6 +42,17 @@ type logDelta struct {
 	// Reset says the state is Set and Fences alone, whatever the base
 	// held: what recover writes on a head whose state does not read.
 	Reset bool `json:"reset,omitempty"`
+	// Base, when set, makes the entry cumulative (cumulative.go): Set,
+	// Fences and Unfence hold everything touched since the state of Base,
+	// Gone the shards touched since Base that neither seq-1 nor seq holds,
+	// so the entry applies to any state from Base to seq-1. Del stays the
+	// shards of seq-1 that seq drops, so a reader that applies entries one
+	// by one (an older silt) reads it as the plain delta it also is.
+	Base *uint64  `json:"base,omitempty"`
+	Gone []string `json:"gone,omitempty"`
+	// Checkpoint says the writer checkpoints this seq after it: the
+	// entries after it take it as their base.
+	Checkpoint bool `json:"checkpoint,omitempty"`
 	// The bounds are the state's, carried whole: a few bytes.
 	ShardMaxEntries int `json:"shard_max_entries,omitempty"`
 	ShardMaxBytes   int `json:"shard_max_bytes,omitempty"`
@@ -60,9 +71,17 @@ func (h Head) stateHash() string {
 	return hashHex(h.Data)
 }
 
-// diffState returns the delta entry that takes base to the state n; a
-// reset when base's state is not held.
-func diffState(base Head, n *Manifest, stateData []byte) *logDelta {
+// diffState returns the delta entry that takes base to the state n (a
+// reset when base's state is not held), cumulative when base carries
+// what changed since its base, and the carry of the head it makes; every
+// is the writer's checkpoint cadence.
+func diffState(base Head, n *Manifest, stateData []byte, every int) (*logDelta, *carry) {
+	d := plainDiff(base, n, stateData)
+	return d, cumulate(d, base, n, every)
+}
+
+// plainDiff is the delta from base to n alone.
+func plainDiff(base Head, n *Manifest, stateData []byte) *logDelta {
 	d := &logDelta{Format: n.Format, Seq: n.Seq, Prev: n.Prev, State: hashHex(stateData), ShardMaxEntries: n.ShardMaxEntries, ShardMaxBytes: n.ShardMaxBytes}
 	if base.Data == nil && base.Manifest.Seq != genesisSeq {
 		d.Reset, d.Set, d.Fences = true, n.Shards, n.Fences
@@ -113,27 +132,40 @@ func encodeDelta(d *logDelta) []byte {
 }
 
 // applyDelta applies the entry data at key to base (the head of seq-1 with
-// its bytes) and returns the state it commits, checked against the
-// entry's own hash of it.
-func applyDelta(key string, base Head, data []byte) (*Manifest, []byte, error) {
+// its bytes, or of a seq from the entry's Base on for a cumulative one)
+// and returns the state it commits, checked against the entry's own hash
+// of it, and the carry of that head.
+func applyDelta(key string, base Head, data []byte) (*Manifest, []byte, *carry, error) {
 	var d logDelta
 	if err := json.Unmarshal(data, &d); err != nil {
-		return nil, nil, corrupt(key, "%v", err)
+		return nil, nil, nil, corrupt(key, "%v", err)
 	}
+	n, state, err := applyDecoded(key, base, &d)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return n, state, carryOf(&d), nil
+}
+
+// applyDecoded is applyDelta of the decoded entry d.
+func applyDecoded(key string, base Head, d *logDelta) (*Manifest, []byte, error) {
 	if d.Format != DeltaFormat {
 		return nil, nil, corrupt(key, "a log delta in format %d", d.Format)
 	}
 	if base.Manifest == nil || base.Data == nil && (base.sum == "" || !d.Reset) {
 		return nil, nil, errNoBase
 	}
-	if d.Seq != base.Manifest.Seq+1 {
+	// A jump: a cumulative entry applied to a state below seq-1, whose
+	// hash it does not name; the state it makes is checked all the same.
+	jump := d.Base != nil && !d.Reset && *d.Base <= base.Manifest.Seq && base.Manifest.Seq+1 < d.Seq
+	if d.Seq != base.Manifest.Seq+1 && !jump {
 		return nil, nil, corrupt(key, "holds seq %d, not the successor of %d", d.Seq, base.Manifest.Seq)
 	}
 	want := ""
 	if base.Manifest.Seq != genesisSeq {
 		want = base.stateHash()
 	}
-	if d.Prev != want {
+	if d.Prev != want && !jump {
 		return nil, nil, corrupt(key, "does not build on the entry of seq %d this reader holds (a forked log)", base.Manifest.Seq)
 	}
 	if !ValidSHA256(d.State) {
@@ -143,8 +175,18 @@ func applyDelta(key string, base Head, data []byte) (*Manifest, []byte, error) {
 		return nil, nil, corrupt(key, "set not in key order")
 	}
 	n := &Manifest{Format: DeltaFormat, Seq: d.Seq, Prev: d.Prev, ShardMaxEntries: d.ShardMaxEntries, ShardMaxBytes: d.ShardMaxBytes}
-	del := make(map[string]bool, len(d.Del))
+	del := make(map[string]bool, len(d.Del)+len(d.Gone))
 	for _, lo := range d.Del {
+		del[lo] = true
+	}
+	// What Gone names is in no state from seq-1 on; a jumping reader's
+	// older state may hold it, or anything Del names may be gone there
+	// already: only the check of the state's hash below counts then.
+	strict := len(del)
+	if jump {
+		strict = -1
+	}
+	for _, lo := range d.Gone {
 		del[lo] = true
 	}
 	a, b := base.Manifest.Shards, d.Set
@@ -174,7 +216,7 @@ func applyDelta(key string, base Head, data []byte) (*Manifest, []byte, error) {
 			j++
 		}
 	}
-	if dropped != len(del) {
+	if strict >= 0 && dropped < strict {
 		return nil, nil, corrupt(key, "deletes a shard the state of seq %d does not hold", base.Manifest.Seq)
 	}
 	fences := map[string]uint64{}

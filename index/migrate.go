@@ -207,7 +207,9 @@ func migrateOnce(ctx context.Context, b backend.Backend, h Head, now func() time
 	}
 	// Format 4: the log entry N+1 is the commit point; its delta carries
 	// nothing but the format.
-	entry := encodeDelta(diffState(h, s.Manifest, s.Data))
+	d, _ := diffState(h, s.Manifest, s.Data, 0)
+	d.Checkpoint = true // its checkpoint is written below
+	entry := encodeDelta(d)
 	rep.Writes = append(rep.Writes, HistoryKey(genesisSeq), LogKey(seq))
 	for _, p := range r.Pages {
 		rep.Writes = append(rep.Writes, PageKey(p.ID))
@@ -271,7 +273,7 @@ func dropStaleCheckpoints(ctx context.Context, b backend.Backend, seq uint64, re
 // of the checkpoint it starts from is still there, would take the slow
 // path (list the log and the checkpoints) until the next commit.
 func writeResetEntry(ctx context.Context, b backend.Backend, s Head) error {
-	d := diffState(Head{Manifest: &Manifest{Seq: s.Manifest.Seq - 1}}, s.Manifest, s.Data)
+	d, _ := diffState(Head{Manifest: &Manifest{Seq: s.Manifest.Seq - 1}}, s.Manifest, s.Data, 0)
 	_, err := backend.PutBytes(ctx, b, LogKey(s.Manifest.Seq), encodeDelta(d), backend.Cond{IfAbsent: true})
 	if err != nil && !backend.IsPrecondition(err) {
 		return fmt.Errorf("migrate: write the log entry of seq %d: %w", s.Manifest.Seq, err)

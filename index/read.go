@@ -22,6 +22,9 @@ type Head struct {
 	// is the hash of that state its entry names: recover commits a reset
 	// on it.
 	sum string
+	// carry, in a DeltaFormat head, is what the next entry needs to be
+	// cumulative (cumulative.go); nil: the next entry is a plain delta.
+	carry *carry
 }
 
 // readBounded reads at most bound bytes of key; a larger object is refused
@@ -98,6 +101,13 @@ func readHead(ctx context.Context, b backend.Backend, opts backend.GetOptions, n
 		}
 		if err != nil {
 			return Head{}, err
+		}
+		if h.Manifest.Format == DeltaFormat {
+			j, done, err := jumpCold(ctx, b, h, now)
+			if err != nil || done {
+				return j, err
+			}
+			h = j
 		}
 		h, _, err = walkLog(ctx, b, h, now)
 		return h, err

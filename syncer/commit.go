@@ -132,7 +132,7 @@ func (s *Syncer) commit(ctx context.Context, o *op, sh *shards, ch changeSet, fi
 	// The first attempt is built on pred's speculation (pipeline.first), so
 	// landing on it means landing on pred.
 	res.pipelined = pl.pred != nil && cr.Attempts == 1
-	s.cacheManifest(cr.Head.Data, cr.Head.Version, cr.Head.Manifest.Seq) // our own write's version
+	s.cacheManifest(cr.Head) // our own write's version
 	if err := s.accept(cr.Head, base); err != nil {
 		return commitResult{}, err
 	}

@@ -376,8 +376,10 @@ func TestMigrate_Regression_Format3ColdReadTakesTheSlowPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Close()
-		if d := c.Counts(); d.List != 0 || d.Total() > 6 {
-			t.Errorf("first pull after the migration into %s: %+v, want no list and at most 6 requests", dir, d)
+		// The fast path lists one block of the log (cumulative entries);
+		// the slow one listed the log and the checkpoints.
+		if d := c.Counts(); d.List > 1 || d.Total() > 6 {
+			t.Errorf("first pull after the migration into %s: %+v, want at most one list and 6 requests", dir, d)
 		}
 	}
 }

@@ -32,7 +32,7 @@ func (s *Syncer) reanchor(ctx context.Context, o *op, b backend.Backend) (index.
 	s.rmu.Lock()
 	old := s.seen
 	s.seen = seen{seq: seq, hash: hash}
-	s.mcache = manifestCache{data: h.Data, version: h.Version, seq: seq}
+	s.mcache = manifestCache{data: h.Data, version: h.Version, seq: seq, carry: h.Carry()}
 	s.rmu.Unlock()
 	if old.seq != seq || old.hash != hash {
 		o.stats.Reanchor = &Reanchor{From: old.seq, To: seq, Forked: old.seq == seq}

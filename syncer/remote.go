@@ -62,6 +62,7 @@ type manifestCache struct {
 	data    []byte
 	version backend.Version
 	seq     uint64 // so a slow read never replaces a newer cached manifest
+	carry   []byte // index.Head.Carry: lets the next commit's entry be cumulative
 }
 
 // readManifest reads the manifest, conditionally on the cached version,
@@ -87,7 +88,7 @@ func (s *Syncer) fetchManifest(ctx context.Context, b backend.Backend, c manifes
 	if err != nil {
 		return h, err
 	}
-	s.cacheManifest(h.Data, h.Version, h.Manifest.Seq)
+	s.cacheManifest(h)
 	return h, nil
 }
 
@@ -107,7 +108,7 @@ func (s *Syncer) readSince(ctx context.Context, b backend.Backend, c manifestCac
 		if err != nil {
 			return index.Head{}, errNoHeldCopy // a damaged local copy
 		}
-		return index.Head{Manifest: m, Data: c.data, Version: c.version}, nil
+		return index.Head{Manifest: m, Data: c.data, Version: c.version}.WithCarry(c.carry), nil
 	}
 	if index.IsLogVersion(c.version) {
 		known, err := held()
@@ -129,11 +130,11 @@ func (s *Syncer) readSince(ctx context.Context, b backend.Backend, c manifestCac
 
 // cacheManifest remembers a manifest read or written, unless a concurrent
 // operation already cached a newer one.
-func (s *Syncer) cacheManifest(data []byte, v backend.Version, seq uint64) {
+func (s *Syncer) cacheManifest(h index.Head) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
-	if s.mcache.version == "" || seq >= s.mcache.seq {
-		s.mcache = manifestCache{data: data, version: v, seq: seq}
+	if s.mcache.version == "" || h.Manifest.Seq >= s.mcache.seq {
+		s.mcache = manifestCache{data: h.Data, version: h.Version, seq: h.Manifest.Seq, carry: h.Carry()}
 	}
 }
 

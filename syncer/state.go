@@ -71,7 +71,8 @@ var (
 	metaSeenHash   = []byte("seenhash") // sha256 of that manifest's bytes
 	metaManifest   = []byte("manifest") // last manifest bytes read or written here
 	metaManifVer   = []byte("manifestversion")
-	metaPullFailed = []byte("pullfailed") // 1: a pull failed since the last whole pull that succeeded
+	metaManifCarry = []byte("manifestcarry") // what the next log entry needs of that manifest (index.Head.Carry)
+	metaPullFailed = []byte("pullfailed")    // 1: a pull failed since the last whole pull that succeeded
 )
 
 // state is the per-machine record, in one bbolt file under DIR/.silt/.
@@ -412,7 +413,7 @@ func (t stx) manifest() manifestCache {
 	if data == nil || len(v) == 0 {
 		return manifestCache{}
 	}
-	return manifestCache{data: append([]byte(nil), data...), version: backend.Version(v)}
+	return manifestCache{data: append([]byte(nil), data...), version: backend.Version(v), carry: append([]byte(nil), b.Get(metaManifCarry)...)}
 }
 
 // seen returns the highest manifest this cache saw.
@@ -433,9 +434,15 @@ func (t stx) saveRemote(c manifestCache, sn seen) error {
 	b := t.tx.Bucket(bucketMeta)
 	if c.version == "" {
 		_ = b.Delete(metaManifVer)
+		_ = b.Delete(metaManifCarry)
 		return b.Delete(metaManifest)
 	}
 	if err := b.Put(metaManifest, c.data); err != nil {
+		return err
+	}
+	if len(c.carry) == 0 {
+		_ = b.Delete(metaManifCarry)
+	} else if err := b.Put(metaManifCarry, c.carry); err != nil {
 		return err
 	}
 	return b.Put(metaManifVer, []byte(c.version))
