@@ -72,11 +72,19 @@ func isShard(key string, _ backend.Cond) bool {
 
 func openCache(t *testing.T, b backend.Backend) *syncer.Syncer {
 	t.Helper()
-	s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: t.TempDir()})
+	s := openIn(t, b, t.TempDir())
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// openIn opens the cache in dir on b, as a new process does; the caller
+// closes it.
+func openIn(t *testing.T, b backend.Backend, dir string) *syncer.Syncer {
+	t.Helper()
+	s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
 	return s
 }
 

@@ -19,16 +19,9 @@ import (
 func TestSyncer_PushFromNewProcess_WritesCumulativeEntries(t *testing.T) {
 	b := mem.New()
 	dir := t.TempDir()
-	open := func() *syncer.Syncer {
-		s, err := syncer.Open(t.Context(), syncer.Config{Backend: b, Dir: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	const commits = 10
 	for i := range commits {
-		s := open()
+		s := openIn(t, b, dir)
 		writeFile(t, s, fmt.Sprintf("m/f%d", i%3), fmt.Sprint("v", i))
 		if err := s.MarkDirty("m"); err != nil {
 			t.Fatal(err)

@@ -110,13 +110,7 @@ func TestSyncer_Push_RacyRewriteIsNotMissed(t *testing.T) {
 func TestSyncer_CorruptLocalState_ReverifiesByHash(t *testing.T) {
 	store := mem.New()
 	dir := t.TempDir()
-	open := func() *syncer.Syncer {
-		s, err := syncer.Open(t.Context(), syncer.Config{Backend: store, Dir: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	open := func() *syncer.Syncer { return openIn(t, store, dir) }
 	s := open()
 	for _, p := range []string{"a/1", "a/2"} {
 		os.MkdirAll(filepath.Join(s.Root(), "a"), 0o755)
