@@ -127,19 +127,13 @@ func cumulate(d *logDelta, base Head, n *Manifest, every int) *carry {
 	if c.Base+1 < n.Seq {
 		b := c.Base
 		d.Base = &b
+		// At most maxTouched keys, each looked up in the sorted lists: a
+		// commit's cost here does not grow with the bucket.
 		d.Set, d.Gone = nil, nil
-		in := map[string]bool{}
-		for _, r := range n.Shards {
-			in[r.Lo] = true
-			if shards[r.Lo] {
-				d.Set = append(d.Set, r)
-			}
-		}
-		for _, r := range base.Manifest.Shards {
-			in[r.Lo] = true
-		}
 		for _, k := range slices.Sorted(maps.Keys(shards)) {
-			if !in[k] {
+			if r, ok := refAt(n.Shards, k); ok {
+				d.Set = append(d.Set, r)
+			} else if _, ok := refAt(base.Manifest.Shards, k); !ok {
 				d.Gone = append(d.Gone, k)
 			}
 		}
@@ -160,6 +154,15 @@ func cumulate(d *logDelta, base Head, n *Manifest, every int) *carry {
 		return rolled(n.Seq)
 	}
 	return &carry{Base: c.Base, Shards: slices.Sorted(maps.Keys(shards)), Fences: slices.Sorted(maps.Keys(fences))}
+}
+
+// refAt returns the ref of refs (ascending by Lo) whose Lo is lo.
+func refAt(refs []ShardRef, lo string) (ShardRef, bool) {
+	i, ok := slices.BinarySearchFunc(refs, lo, func(r ShardRef, lo string) int { return strings.Compare(r.Lo, lo) })
+	if !ok {
+		return ShardRef{}, false
+	}
+	return refs[i], true
 }
 
 // carryOf is the carry of the head entry d makes, as its reader learns it.
