@@ -222,13 +222,16 @@ func writeFiles(t *testing.T, s *syncer.Syncer, files map[string]string) {
 }
 
 // crashMigrateFrom names the format a migrate op of the sweep starts
-// from: "migrate3" and "migrate4" migrate a bucket an older silt wrote.
+// from: "migrate3", "migrate4" and "migrate5" migrate a bucket an older
+// silt wrote.
 func crashMigrateFrom(op string) (int, bool) {
 	switch op {
 	case "migrate3":
 		return index.FormatVersion, true
 	case "migrate4":
 		return index.LogFormat, true
+	case "migrate5":
+		return index.DeltaFormat, true
 	}
 	return 0, false
 }
@@ -457,7 +460,7 @@ func TestCrash_EveryRequestIndex_ConvergesWithNothingLost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary once per crash point")
 	}
-	for _, op := range []string{"push", "prepare", "commit", "pull", "hydrate", "gc", "gchistory", "recover", "lock", "migrate3", "migrate4"} {
+	for _, op := range []string{"push", "prepare", "commit", "pull", "hydrate", "gc", "gchistory", "recover", "lock", "migrate3", "migrate4", "migrate5"} {
 		t.Run(op, func(t *testing.T) {
 			for k := 1; k < 200; k++ {
 				w := newCrashWorld(t)

@@ -358,13 +358,14 @@ const modelCheckpointEvery = 3
 
 // modelOlder draws whether an older silt created the sequence's bucket,
 // and in which format (3, the manifest as commit point; 4, the log of
-// whole states), or 0 for a bucket this silt creates. The model draws
+// whole states; 5, the log of deltas with plain shards), or 0 for a
+// bucket this silt creates. The model draws
 // nothing else about the format: an older bucket refuses this silt's
 // commits until a migration step (model_migrate.go) moves it, while its
 // older-silt peers commit beside (actOlderPeer). Format 3 needs
-// compare-and-swap; format 4 a create-if-absent.
+// compare-and-swap; formats 4 and 5 a create-if-absent.
 func modelOlder(t *rapid.T, store backend.Backend) int {
-	choices := []int{0, 0, index.LogFormat}
+	choices := []int{0, 0, 0, index.LogFormat, index.DeltaFormat}
 	if store.Capabilities().ConditionalPut {
 		choices = append(choices, index.FormatVersion)
 	}

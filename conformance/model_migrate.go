@@ -81,10 +81,10 @@ func (m *modelRun) actMigrate(t *rapid.T) {
 		return // nothing committed when it looked: nothing to migrate
 	}
 	h, err := index.ReadHead(m.ctx, m.store, nil)
-	if !m.expect(propMigrate, err == nil && h.Manifest.Format == index.DeltaFormat, "head after the migration: %v", err) {
+	if !m.expect(propMigrate, err == nil && h.Manifest.Format == index.DefaultFormat, "head after the migration: format %d, %v", h.Manifest.Format, err) {
 		return
 	}
-	m.format = index.DeltaFormat
+	m.format = index.DefaultFormat
 	log, err := index.Log(m.ctx, m.store)
 	if !m.expect(propMigrate, err == nil, "log after the migration: %v", err) {
 		return

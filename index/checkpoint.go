@@ -87,8 +87,10 @@ func pageCut(lo string) bool {
 	return h.Sum32()%pageTarget == 0
 }
 
-// paginate cuts shards into pages, returning each page's bytes and ref.
-func paginate(shards []ShardRef) ([][]byte, []PageRef) {
+// paginate cuts shards into pages of a state in format, returning each
+// page's stored bytes (a frame from FrameFormat on) and ref, which names
+// the page by the hash of its plain bytes.
+func paginate(format int, shards []ShardRef) ([][]byte, []PageRef) {
 	var datas [][]byte
 	refs := []PageRef{}
 	for start := 0; start < len(shards); {
@@ -96,11 +98,11 @@ func paginate(shards []ShardRef) ([][]byte, []PageRef) {
 		for end < len(shards) && end-start < pageMax && !pageCut(shards[end].Lo) {
 			end++
 		}
-		data, err := json.Marshal(pageFile{Format: DeltaFormat, Refs: shards[start:end]})
+		data, err := json.Marshal(pageFile{Format: format, Refs: shards[start:end]})
 		if err != nil {
 			panic(err)
 		}
-		datas = append(datas, data)
+		datas = append(datas, storeIndexObject(format, data))
 		refs = append(refs, PageRef{Lo: shards[start].Lo, ID: ShardID(data), N: end - start})
 		start = end
 	}
@@ -110,8 +112,8 @@ func paginate(shards []ShardRef) ([][]byte, []PageRef) {
 // rootOf returns the root of the checkpoint of state h, with its pages.
 func rootOf(h Head) (*checkpointRoot, [][]byte) {
 	m := h.Manifest
-	datas, refs := paginate(m.Shards)
-	return &checkpointRoot{Format: DeltaFormat, Seq: m.Seq, Prev: m.Prev, State: hashHex(h.Data), Fences: m.Fences, ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes, Pages: refs}, datas
+	datas, refs := paginate(m.Format, m.Shards)
+	return &checkpointRoot{Format: m.Format, Seq: m.Seq, Prev: m.Prev, State: hashHex(h.Data), Fences: m.Fences, ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes, Pages: refs}, datas
 }
 
 func encodeRoot(r *checkpointRoot) []byte {
@@ -122,10 +124,10 @@ func encodeRoot(r *checkpointRoot) []byte {
 	return data
 }
 
-// genesis5 is the hint and marker a DeltaFormat bucket is created with:
-// the root of the empty state of seq 0.
-func genesis5() (root []byte, state Head) {
-	m := &Manifest{Format: DeltaFormat, Seq: genesisSeq, Shards: []ShardRef{}}
+// genesisDelta is the hint and marker a bucket of the log of deltas in
+// format is created with: the root of the empty state of seq 0.
+func genesisDelta(format int) (root []byte, state Head) {
+	m := &Manifest{Format: format, Seq: genesisSeq, Shards: []ShardRef{}}
 	data := EncodeManifest(m)
 	h := Head{Manifest: m, Data: data, carry: rolled(genesisSeq)}
 	r, _ := rootOf(h)
@@ -135,7 +137,7 @@ func genesis5() (root []byte, state Head) {
 // isRoot reports whether bytes read as a hint, a marker or a checkpoint
 // are a DeltaFormat root.
 func isRoot(data []byte) bool {
-	return entryFormat(data) == DeltaFormat && bytes.Contains(data, []byte(`"pages"`))
+	return isDeltaLog(entryFormat(data)) && bytes.Contains(data, []byte(`"pages"`))
 }
 
 // decodeRoot decodes and checks root bytes read from key.
@@ -147,7 +149,7 @@ func decodeRoot(key string, data []byte) (*checkpointRoot, error) {
 	if err := checkFormat(key, r.Format); err != nil {
 		return nil, err
 	}
-	if r.Format != DeltaFormat || !ValidSHA256(r.State) || r.Pages == nil {
+	if !isDeltaLog(r.Format) || !ValidSHA256(r.State) || r.Pages == nil {
 		return nil, corrupt(key, "not a checkpoint root")
 	}
 	for i, p := range r.Pages {
@@ -171,6 +173,9 @@ func loadRoot(ctx context.Context, b backend.Backend, key string, r *checkpointR
 			if err != nil {
 				return fmt.Errorf("read checkpoint page: %w", err)
 			}
+			if data, err = openIndexObject(pk, data, MaxPageBytes); err != nil {
+				return err
+			}
 			if ShardID(data) != p.ID {
 				return corrupt(pk, "content hash does not match its name")
 			}
@@ -178,7 +183,7 @@ func loadRoot(ctx context.Context, b backend.Backend, key string, r *checkpointR
 			if err := json.Unmarshal(data, &f); err != nil {
 				return corrupt(pk, "%v", err)
 			}
-			if f.Format != DeltaFormat || len(f.Refs) != p.N || f.Refs[0].Lo != p.Lo {
+			if f.Format != r.Format || len(f.Refs) != p.N || f.Refs[0].Lo != p.Lo {
 				return corrupt(pk, "does not hold what root %s names", key)
 			}
 			parts[i] = f.Refs
@@ -188,7 +193,7 @@ func loadRoot(ctx context.Context, b backend.Backend, key string, r *checkpointR
 	if err := g.Wait(); err != nil {
 		return Head{}, err
 	}
-	m := &Manifest{Format: DeltaFormat, Seq: r.Seq, Prev: r.Prev, Fences: r.Fences, ShardMaxEntries: r.ShardMaxEntries, ShardMaxBytes: r.ShardMaxBytes, Shards: slices.Concat(parts...)}
+	m := &Manifest{Format: r.Format, Seq: r.Seq, Prev: r.Prev, Fences: r.Fences, ShardMaxEntries: r.ShardMaxEntries, ShardMaxBytes: r.ShardMaxBytes, Shards: slices.Concat(parts...)}
 	if m.Shards == nil {
 		m.Shards = []ShardRef{}
 	}

@@ -98,9 +98,11 @@ func (e *MigrateRequiredError) Unwrap() error { return ErrMigrateRequired }
 
 // Writable returns a *MigrateRequiredError for a head of a bucket in a
 // format this silt reads but does not write, and nil for one it writes or
-// an empty bucket (which a commit creates in DefaultFormat).
+// an empty bucket (which a commit creates in DefaultFormat). A log of
+// deltas with no commit yet is the empty state in any of its formats: its
+// first entry says the format.
 func Writable(h Head) error {
-	if f := h.Manifest.Format; h.Version != "" && f != DefaultFormat {
+	if f := h.Manifest.Format; h.Version != "" && f != DefaultFormat && !(isDeltaLog(f) && h.Manifest.Seq == genesisSeq) {
 		return &MigrateRequiredError{Format: f}
 	}
 	return nil

@@ -61,7 +61,7 @@ func ExampleOpenSnapshot() {
 // A bucket commits each seq as a delta in the log
 // and, every CheckpointEvery commits, a paged checkpoint of the whole
 // shard list; a reader with nothing starts from the newest checkpoint.
-func ExampleDeltaFormat() {
+func ExampleDefaultFormat() {
 	ctx := context.Background()
 	b, err := backend.Open(ctx, "mem://example-delta")
 	if err != nil {
@@ -102,5 +102,5 @@ func ExampleDeltaFormat() {
 	// Output:
 	// .silt/log/00000000000000000003.json: true
 	// .silt/checkpoints/00000000000000000002.json: true
-	// head seq 3, format 5, 3 files
+	// head seq 3, format 6, 3 files
 }

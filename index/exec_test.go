@@ -6,24 +6,33 @@ import (
 	"testing"
 
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/frame"
 )
 
 // The executable bit is the optional entry field "x": written only when
 // set, so a plain entry's bytes are what they were, and read back.
 func TestEncodeShard_ExecField_OptionalAndRoundTrips(t *testing.T) {
-	data, id := index.EncodeShard(map[string]index.Entry{
+	stored, id := index.EncodeShard(map[string]index.Entry{
 		"run.sh": {Size: 1, SHA256: sum("x"), Seq: 1, Exec: true},
 		"plain":  {Size: 1, SHA256: sum("p"), Seq: 1},
 	})
-	if bytes.Count(data, []byte(`"x":true`)) != 1 || bytes.Contains(data, []byte(`"x":false`)) {
-		t.Fatalf("shard bytes %s", data)
-	}
-	got, err := index.DecodeShard(id, index.All, data)
+	data, _, err := frame.Decode(stored, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got["run.sh"].Exec || got["plain"].Exec {
-		t.Errorf("decoded %+v", got)
+	if bytes.Count(data, []byte(`"x":true`)) != 1 || bytes.Contains(data, []byte(`"x":false`)) {
+		t.Fatalf("shard bytes %s", data)
+	}
+	// The frame as format 6 stores it, and its plain bytes as format 5
+	// stored them, decode alike.
+	for _, b := range [][]byte{stored, data} {
+		got, err := index.DecodeShard(id, index.All, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got["run.sh"].Exec || got["plain"].Exec {
+			t.Errorf("decoded %+v", got)
+		}
 	}
 }
 

@@ -29,14 +29,27 @@ const LogFormat = 4
 // commit's index bytes grow with what it changed, not with the bucket.
 const DeltaFormat = 5
 
+// FrameFormat is DeltaFormat whose shards and checkpoint pages are stored
+// as frames (internal/frame: zstd when it saves, a key-id field for
+// sealing), named by the hash of their plain bytes, with a larger shard
+// byte bound (DefaultShardMaxBytes6) since a frame of one holds about a
+// third of its plain bytes. Log entries, roots and the hint stay JSON, so
+// an older silt that meets the bucket says "a newer format", never
+// "corrupt" (FORMAT.md, "Frames").
+const FrameFormat = 6
+
 // DefaultFormat is the one format this silt writes: the log of deltas,
-// whose commits cost what they change at any size. A store without
-// conditional writes hosts it only under a commit lock.
-const DefaultFormat = DeltaFormat
+// whose commits cost what they change at any size, stored in frames. A
+// store without conditional writes hosts it only under a commit lock.
+const DefaultFormat = FrameFormat
 
 // MaxFormatVersion is the newest format this package reads (and the one
 // it writes).
-const MaxFormatVersion = DeltaFormat
+const MaxFormatVersion = FrameFormat
+
+// isDeltaLog reports whether format is one of the log of deltas (5 or 6),
+// which read alike but for how their shards and pages are stored.
+func isDeltaLog(format int) bool { return format == DeltaFormat || format == FrameFormat }
 
 // MinFormatVersion is the oldest format this package reads: format 2 is
 // format 3 without packs, so a format-2 bucket is read as it is and becomes
@@ -201,16 +214,19 @@ type shardFile struct {
 	Salt string `json:"salt,omitempty"`
 }
 
-// ShardID names shard bytes by their hash (the first 128 bits of SHA-256),
-// so a shard is verified by the response that delivered it.
+// ShardID names the plain bytes of a shard or page by their hash (the
+// first 128 bits of SHA-256), so one is verified by the response that
+// delivered it, once decoded from its frame.
 func ShardID(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:16])
 }
 
-// EncodeShard returns the bytes and id of a shard holding entries.
+// EncodeShard returns the stored bytes (in DefaultFormat: a frame) and
+// the id of a shard holding entries.
 func EncodeShard(entries map[string]Entry) ([]byte, string) {
-	return encodeShard(entries, "")
+	data, id := encodeShard(entries, "")
+	return storeIndexObject(DefaultFormat, data), id
 }
 
 // EncodeFreshShard is EncodeShard with a random salt in the bytes, so the
@@ -218,7 +234,8 @@ func EncodeShard(entries map[string]Entry) ([]byte, string) {
 // already there, which may be garbage a concurrent GC has decided to
 // delete (FORMAT.md, "Garbage collection").
 func EncodeFreshShard(entries map[string]Entry) ([]byte, string) {
-	return encodeShard(entries, hex.EncodeToString(Trailer()[:8]))
+	data, id := encodeShard(entries, hex.EncodeToString(Trailer()[:8]))
+	return storeIndexObject(DefaultFormat, data), id
 }
 
 func encodeShard(entries map[string]Entry, salt string) ([]byte, string) {
@@ -252,12 +269,17 @@ func ValidSHA256(s string) bool { return len(s) == 64 && strings.Trim(s, "012345
 func validID(s string) bool { return len(s) == 32 && strings.Trim(s, "0123456789abcdef") == "" }
 
 // DecodeShard decodes and checks the shard with this id whose manifest range
-// is r: the bytes must hash to id, and every entry must be a valid data path
-// inside r with a sane size and sha256.
+// is r, from its stored bytes (a frame, or the plain bytes of format 5 and
+// older): the plain bytes must hash to id, and every entry must be a valid
+// data path inside r with a sane size and sha256.
 func DecodeShard(id string, r Range, data []byte) (map[string]Entry, error) {
 	key := ShardKey(id)
 	if len(data) > MaxShardBytes {
 		return nil, &FormatError{Key: key, Reason: fmt.Sprintf("%d bytes, bound %d", len(data), MaxShardBytes), Err: ErrIndexTooLarge}
+	}
+	data, err := openIndexObject(key, data, MaxShardBytes)
+	if err != nil {
+		return nil, err
 	}
 	if got := ShardID(data); got != id {
 		return nil, corrupt(key, "content hash %s does not match its name", got)

@@ -41,7 +41,7 @@ func gcDelta(ctx context.Context, b backend.Backend, opts GCOptions, now func() 
 	if !opts.DryRun {
 		// Every page written again (a plain write): this gc relies on
 		// no page it did not write itself. The genesis needs none.
-		root, _ := genesis5()
+		root, _ := genesisDelta(second.Manifest.Format)
 		if second.Manifest.Seq != genesisSeq {
 			var r *checkpointRoot
 			if r, root, err = writeCheckpoint(ctx, b, second, nil); err != nil {

@@ -20,7 +20,7 @@ import (
 // starting from the hint lands above what is deleted, and takes the
 // store's time from that write.
 func gcLog(ctx context.Context, b backend.Backend, opts GCOptions, now func() time.Time, start time.Time, young func(time.Time) bool, rep GCReport, first Head, marks *gcMarks) (GCReport, error) {
-	if first.Manifest.Format == DeltaFormat {
+	if isDeltaLog(first.Manifest.Format) {
 		return gcDelta(ctx, b, opts, now, start, young, rep, first, marks)
 	}
 	l, err := listLogBucket(ctx, b, first, now, nil)
@@ -208,7 +208,7 @@ func recoverLog(ctx context.Context, b backend.Backend, opts RecoverOptions, rep
 	} else { // the head's state does not read: no candidate
 		cands = slices.DeleteFunc(cands, func(s uint64) bool { return s == cur.Manifest.Seq })
 	}
-	if cur.Manifest.Format == DeltaFormat {
+	if isDeltaLog(cur.Manifest.Format) {
 		// A snapshot gc took out of the log may still be a checkpoint.
 		cps, _, err := listCheckpoints(ctx, b)
 		if err != nil {
@@ -269,7 +269,7 @@ func repairLog(ctx context.Context, b backend.Backend, head Head) error {
 		return fmt.Errorf("recover: write the log's marker: %w", err)
 	}
 	hint := head.Data
-	if head.Manifest.Format == DeltaFormat {
+	if isDeltaLog(head.Manifest.Format) {
 		_, root, err := writeCheckpoint(ctx, b, head, nil)
 		if err != nil {
 			return fmt.Errorf("recover: %w", err)

@@ -56,12 +56,12 @@ func TestDecodeManifest_Format1_IsOlderFormat(t *testing.T) {
 	if !errors.Is(err, index.ErrOlderFormat) {
 		t.Fatalf("err = %v, want ErrOlderFormat", err)
 	}
-	for _, f := range []int{2, 3, 4, 5} {
+	for _, f := range []int{2, 3, 4, 5, 6} {
 		if _, err := index.DecodeManifest(index.ManifestKey, fmt.Appendf(nil, `{"format":%d,"seq":1,"shards":[]}`, f)); err != nil {
 			t.Fatalf("format %d: %v, want readable", f, err)
 		}
 	}
-	_, err = index.DecodeManifest(index.ManifestKey, []byte(`{"format":6,"seq":1,"shards":[]}`))
+	_, err = index.DecodeManifest(index.ManifestKey, []byte(`{"format":7,"seq":1,"shards":[]}`))
 	if !errors.Is(err, index.ErrNewerFormat) {
 		t.Fatalf("err = %v, want ErrNewerFormat", err)
 	}

@@ -125,8 +125,8 @@ func genesis() []byte {
 // genesisOf returns the first hint (and marker) of a bucket of a log
 // format, and the head it stands for.
 func genesisOf(format int) ([]byte, Head) {
-	if format == DeltaFormat {
-		return genesis5()
+	if isDeltaLog(format) {
+		return genesisDelta(format)
 	}
 	g := genesis()
 	m, _ := DecodeManifest(ManifestKey, g)
@@ -241,7 +241,7 @@ func walkLog(ctx context.Context, b backend.Backend, known Head, now func() time
 			return cur, moved, nil
 		}
 		jump := logJumpAfter
-		if cur.Manifest.Format == DeltaFormat {
+		if isDeltaLog(cur.Manifest.Format) {
 			jump = jumpAfter5 // a checkpoint costs its pages, a delta one small read
 		}
 		if steps == jump {
@@ -295,9 +295,9 @@ func resolveByList(ctx context.Context, b backend.Backend, now func() time.Time)
 		// The marker tells the format of a bucket with no entry.
 		format := LogFormat
 		if data, _, err := readBounded(ctx, b, HistoryKey(genesisSeq), backend.GetOptions{}, MaxManifestBytes); err == nil && isRoot(data) {
-			format = DeltaFormat
+			format = entryFormat(data)
 		}
-		if format == DeltaFormat {
+		if isDeltaLog(format) {
 			// No entry yet, or every one collected below a checkpoint.
 			return resolveDelta(ctx, b, at, genesisSeq, sent, now)
 		}

@@ -149,8 +149,13 @@ func applyDelta(key string, base Head, data []byte) (*Manifest, []byte, *carry, 
 
 // applyDecoded is applyDelta of the decoded entry d.
 func applyDecoded(key string, base Head, d *logDelta) (*Manifest, []byte, error) {
-	if d.Format != DeltaFormat {
+	if !isDeltaLog(d.Format) {
 		return nil, nil, corrupt(key, "a log delta in format %d", d.Format)
+	}
+	if base.Manifest != nil && base.Manifest.Seq != genesisSeq && isDeltaLog(base.Manifest.Format) && d.Format < base.Manifest.Format {
+		// A migration moves a bucket forward only: an entry in format 5
+		// after one in 6 was written by a silt that did not read the log.
+		return nil, nil, corrupt(key, "a log delta in format %d after one in format %d", d.Format, base.Manifest.Format)
 	}
 	if base.Manifest == nil || base.Data == nil && (base.sum == "" || !d.Reset) {
 		return nil, nil, errNoBase
@@ -174,7 +179,7 @@ func applyDecoded(key string, base Head, d *logDelta) (*Manifest, []byte, error)
 	if !slices.IsSortedFunc(d.Set, func(a, b ShardRef) int { return strings.Compare(a.Lo, b.Lo) }) {
 		return nil, nil, corrupt(key, "set not in key order")
 	}
-	n := &Manifest{Format: DeltaFormat, Seq: d.Seq, Prev: d.Prev, ShardMaxEntries: d.ShardMaxEntries, ShardMaxBytes: d.ShardMaxBytes}
+	n := &Manifest{Format: d.Format, Seq: d.Seq, Prev: d.Prev, ShardMaxEntries: d.ShardMaxEntries, ShardMaxBytes: d.ShardMaxBytes}
 	del := make(map[string]bool, len(d.Del)+len(d.Gone))
 	for _, lo := range d.Del {
 		del[lo] = true
@@ -266,7 +271,7 @@ func continuedTo(at map[uint64]backend.ObjectInfo, c, top uint64) bool {
 
 // isDelta reports whether log entry bytes are a DeltaFormat delta.
 func isDelta(data []byte) bool {
-	return entryFormat(data) == DeltaFormat && bytes.Contains(data, []byte(`"state"`))
+	return isDeltaLog(entryFormat(data)) && bytes.Contains(data, []byte(`"state"`))
 }
 
 // readState returns the DeltaFormat snapshot of seq: the newest checkpoint
@@ -325,7 +330,9 @@ func firstThatReads(ctx context.Context, b backend.Backend, starts iter.Seq2[int
 // startAt returns the state of checkpoint c, or the genesis for c = 0.
 func startAt(ctx context.Context, b backend.Backend, c uint64) (Head, error) {
 	if c == genesisSeq {
-		_, g := genesis5()
+		// Entry 1 names no prev, so the genesis's format is no one's:
+		// the entries say theirs.
+		_, g := genesisDelta(DefaultFormat)
 		return g, nil
 	}
 	h, ok, err := readCheckpoint(ctx, b, c)
@@ -415,5 +422,5 @@ func unreadHead(ctx context.Context, b backend.Backend, now func() time.Time) (H
 	if !ok || !isDelta(data) || json.Unmarshal(data, &d) != nil || d.Seq != seq || !ValidSHA256(d.State) {
 		return Head{}, corrupt(LogKey(seq), "not a log delta")
 	}
-	return Head{Manifest: &Manifest{Format: DeltaFormat, Seq: seq, Shards: []ShardRef{}}, Version: logVersion(seq, sent), sum: d.State}, nil
+	return Head{Manifest: &Manifest{Format: d.Format, Seq: seq, Shards: []ShardRef{}}, Version: logVersion(seq, sent), sum: d.State}, nil
 }

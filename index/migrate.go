@@ -1,23 +1,26 @@
 package index
 
-// Migration to DeltaFormat (FORMAT.md, "Migrating a bucket"). A migration
-// is one commit: the successor N+1 of the head N, holding the same shards
-// and fences, written in DeltaFormat. A pull after it downloads nothing.
+// Migration to DefaultFormat (FORMAT.md, "Migrating a bucket"). A
+// migration is one commit: the successor N+1 of the head N, holding the
+// same shards and fences, written in DefaultFormat. A pull after it
+// downloads nothing.
 //
 // From format 2 or 3 (the manifest is the commit point) it is a
 // manifest compare-and-swap like any commit: the history copy of N, the
 // pages and root of the checkpoint N+1, then manifest.json from N's
 // version to that root (the commit point: a writer mid-push loses its
 // swap, reads the root and commits its change in the log; a silt that
-// reads no format 5 refuses the bucket with ErrNewerFormat), then the
-// marker. From format 4 it is the log entry N+1 created if absent, a
-// delta whose state is format 5, then its checkpoint, the hint and the
-// marker. Every step before the commit point writes only objects no
+// reads no format 6 refuses the bucket with ErrNewerFormat), then the
+// marker. From format 4 or 5 it is the log entry N+1 created if absent,
+// a delta whose state is format 6, then its checkpoint and the hint (and
+// before it, from format 4, the marker). A silt that reads no format 6
+// refuses the bucket from N+1 on with ErrNewerFormat. Every step before the commit point writes only objects no
 // reader of the old format looks at; every step after it is repeated by
 // a re-run, so a migration killed anywhere is finished by running it
 // again. The snapshots the old format kept stay listed and readable:
-// history copies (format 3) and log entries (format 4) are read below
-// the migration's seq until gc removes them past its grace period.
+// history copies (format 3), log entries (formats 4 and 5) and format
+// 5's checkpoints are read below the migration's seq until gc removes
+// them past its grace period.
 
 import (
 	"context"
@@ -59,7 +62,7 @@ type MigrateReport struct {
 	Shards  int `json:"shards"`
 	// Writes lists the keys the migration wrote (or would write), in order.
 	Writes []string `json:"writes"`
-	// Already says the bucket was in DeltaFormat; Finished that an earlier
+	// Already says the bucket was in DefaultFormat; Finished that an earlier
 	// migration's last steps (the marker) were written now.
 	Already  bool `json:"already,omitempty"`
 	Finished bool `json:"finished,omitempty"`
@@ -72,9 +75,9 @@ type MigrateReport struct {
 	DryRun   bool `json:"dry_run,omitempty"`
 }
 
-// Migrate turns the bucket at the namespace root b into DeltaFormat,
-// online: writers may commit beside it. It is idempotent: on a DeltaFormat
-// bucket it only finishes what a killed migration left (the marker).
+// Migrate turns the bucket at the namespace root b into DefaultFormat,
+// online: writers may commit beside it. It is idempotent: on a
+// DefaultFormat bucket it only finishes what a killed migration left (the marker).
 func Migrate(ctx context.Context, b backend.Backend, opts MigrateOptions) (MigrateReport, error) {
 	now := opts.Now
 	if now == nil {
@@ -96,10 +99,10 @@ func Migrate(ctx context.Context, b backend.Backend, opts MigrateOptions) (Migra
 		case h.Version == "":
 			rep.Empty = true
 			return rep, nil
-		case h.Manifest.Format == DeltaFormat && attempt == 0:
+		case h.Manifest.Format == DefaultFormat && attempt == 0:
 			rep.Already = true
 			return rep, finishMigration(ctx, b, h, &rep)
-		case h.Manifest.Format == DeltaFormat:
+		case h.Manifest.Format == DefaultFormat:
 			// Our commit's outcome was unknown and another landed it, or
 			// a migration beside ours did: either way it is done.
 			return rep, finishMigration(ctx, b, h, &rep)
@@ -110,12 +113,16 @@ func Migrate(ctx context.Context, b backend.Backend, opts MigrateOptions) (Migra
 		if caps := b.Capabilities(); !caps.ConditionalPut && (h.Manifest.Format < LogFormat || !caps.AtomicCreate) {
 			return rep, fmt.Errorf("migrate: %w", ErrNoConditionalWrites)
 		}
-		rep.To = DeltaFormat
+		rep.To = DefaultFormat
 		rep.Seq = h.Manifest.Seq + 1
 		rep.Attempts = attempt + 1
 		err = migrateOnce(ctx, b, h, now, &rep)
 		switch {
 		case err == nil:
+			if isDeltaLog(rep.From) {
+				// Format 5's checkpoints are snapshots silt log lists.
+				return rep, finishMigration(ctx, b, migratedState(h), &rep)
+			}
 			if err := dropStaleCheckpoints(ctx, b, rep.Seq, &rep); err != nil {
 				return rep, err
 			}
@@ -134,10 +141,16 @@ func Migrate(ctx context.Context, b backend.Backend, opts MigrateOptions) (Migra
 	}
 }
 
-// migratedState is the DeltaFormat state of seq h+1 holding h's shards.
+// migratedState is the DefaultFormat state of seq h+1 holding h's shards
+// (they stay as they are stored: a reader opens plain shards and frames
+// alike). A format-5 bucket's byte bound, when it is format 5's default,
+// becomes format 6's: the shards a later commit writes are frames.
 func migratedState(h Head) Head {
 	m := h.Manifest
-	n := &Manifest{Format: DeltaFormat, Seq: m.Seq + 1, Shards: m.Shards, Fences: m.Fences, ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes}
+	n := &Manifest{Format: DefaultFormat, Seq: m.Seq + 1, Shards: m.Shards, Fences: m.Fences, ShardMaxEntries: m.ShardMaxEntries, ShardMaxBytes: m.ShardMaxBytes}
+	if m.Format == DeltaFormat && m.ShardMaxBytes == DefaultShardMaxBytes {
+		n.ShardMaxBytes = DefaultShardMaxBytes6
+	}
 	if n.Shards == nil {
 		n.Shards = []ShardRef{}
 	}
@@ -205,12 +218,19 @@ func migrateOnce(ctx context.Context, b backend.Backend, h Head, now func() time
 		}
 		return writeResetEntry(ctx, b, s)
 	}
-	// Format 4: the log entry N+1 is the commit point; its delta carries
-	// nothing but the format.
+	// Formats 4 and 5: the log entry N+1 is the commit point; its delta
+	// carries nothing but the format (and a format-5 bucket's new byte
+	// bound).
 	d, _ := diffState(h, s.Manifest, s.Data, 0)
 	d.Checkpoint = true // its checkpoint is written below
 	entry := encodeDelta(d)
-	rep.Writes = append(rep.Writes, HistoryKey(genesisSeq), LogKey(seq))
+	// A format-5 bucket's marker is a root already, which every reader of
+	// the log of deltas reads as such; a format-4 one becomes one.
+	marker := h.Manifest.Format == LogFormat
+	if marker {
+		rep.Writes = append(rep.Writes, HistoryKey(genesisSeq))
+	}
+	rep.Writes = append(rep.Writes, LogKey(seq))
 	for _, p := range r.Pages {
 		rep.Writes = append(rep.Writes, PageKey(p.ID))
 	}
@@ -218,8 +238,10 @@ func migrateOnce(ctx context.Context, b backend.Backend, h Head, now func() time
 	if rep.DryRun {
 		return nil
 	}
-	if err := writeMarker(ctx, b); err != nil {
-		return err
+	if marker {
+		if err := writeMarker(ctx, b); err != nil {
+			return err
+		}
 	}
 	if !h.fresh(now()) {
 		// An old observation of the head: read it again first.
@@ -245,8 +267,8 @@ func migrateOnce(ctx context.Context, b backend.Backend, h Head, now func() time
 
 // dropStaleCheckpoints deletes the checkpoints below seq, the migration's
 // commit: a bucket that was in format 2, 3 or 4 until seq has no state of
-// format 5 below it, so any there was written by an attempt that lost its
-// race and was killed before it could delete it.
+// the log of deltas below it, so any there was written by an attempt that
+// lost its race and was killed before it could delete it.
 func dropStaleCheckpoints(ctx context.Context, b backend.Backend, seq uint64, rep *MigrateReport) error {
 	if rep.DryRun {
 		return nil
@@ -287,7 +309,7 @@ func writeResetEntry(ctx context.Context, b backend.Backend, s Head) error {
 // root), which tells a reader that finds no hint and no log entry to read
 // checkpoints.
 func finishMigration(ctx context.Context, b backend.Backend, h Head, rep *MigrateReport) error {
-	if h.Manifest.Format == DeltaFormat && h.Manifest.Prev == "" && h.Data != nil {
+	if isDeltaLog(h.Manifest.Format) && h.Manifest.Prev == "" && h.Data != nil {
 		seqs, _, err := logSeqs(ctx, b)
 		if err != nil {
 			return fmt.Errorf("migrate: %w", err)
@@ -321,7 +343,7 @@ func finishMigration(ctx context.Context, b backend.Backend, h Head, rep *Migrat
 // is the same bytes: a plain write replaces a format-4 marker, and two
 // migrations write the same.
 func writeMarker(ctx context.Context, b backend.Backend) error {
-	marker, _ := genesis5()
+	marker, _ := genesisDelta(DefaultFormat)
 	if _, err := backend.PutBytes(ctx, b, HistoryKey(genesisSeq), marker, backend.Cond{ContentNamed: true}); err != nil {
 		return fmt.Errorf("migrate: write the marker: %w", err)
 	}

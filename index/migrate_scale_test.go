@@ -53,8 +53,8 @@ func TestMigrate_Format3AtScale_RequestsAndBytes(t *testing.T) {
 	t.Logf("%d entries in %d shards: migrated to format %d at seq %d in %v: %d requests (%d get, %d put, %d cond put, %d list, %d stat), %d B up, %d B down",
 		n, len(m.Shards), rep.To, rep.Seq, took.Round(time.Millisecond), got.Total(), got.Get, got.Put, got.CondPut, got.List, got.Stat, got.BytesUp, got.BytesDown)
 	h := readHead(t, store)
-	if h.Manifest.Format != index.DeltaFormat || h.Manifest.Seq != 42 || h.Manifest.Entries() != n {
-		t.Fatalf("head after the migration: format %d seq %d, %d entries; want %d at 42 with %d", h.Manifest.Format, h.Manifest.Seq, h.Manifest.Entries(), index.DeltaFormat, n)
+	if h.Manifest.Format != index.DefaultFormat || h.Manifest.Seq != 42 || h.Manifest.Entries() != n {
+		t.Fatalf("head after the migration: format %d seq %d, %d entries; want %d at 42 with %d", h.Manifest.Format, h.Manifest.Seq, h.Manifest.Entries(), index.DefaultFormat, n)
 	}
 	if want := fmt.Sprint(rep.Entries); want != fmt.Sprint(n) {
 		t.Errorf("report counts %s entries, want %d", want, n)

@@ -102,7 +102,7 @@ func readHead(ctx context.Context, b backend.Backend, opts backend.GetOptions, n
 		if err != nil {
 			return Head{}, err
 		}
-		if h.Manifest.Format == DeltaFormat {
+		if isDeltaLog(h.Manifest.Format) {
 			j, done, err := jumpCold(ctx, b, h, now)
 			if err != nil || done {
 				return j, err

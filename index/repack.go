@@ -193,7 +193,11 @@ func repackOnce(ctx context.Context, b backend.Backend, head Head, below float64
 		return Proposal{}, err
 	}
 	next := &Manifest{Format: FormatVersion, Seq: m.Seq + 1, Fences: maps.Clone(m.Fences), ShardMaxEntries: m.ShardMaxEntries}
-	var written [][]byte
+	type shardObject struct {
+		id   string
+		data []byte // as stored: named by the plain bytes' hash, not these
+	}
+	var written []shardObject
 	for i, ref := range m.Shards {
 		changed := false
 		entries := maps.Clone(shards[i])
@@ -210,12 +214,12 @@ func repackOnce(ctx context.Context, b backend.Backend, head Head, below float64
 			continue
 		}
 		data, id := EncodeFreshShard(entries)
-		written = append(written, data)
+		written = append(written, shardObject{id, data})
 		next.Shards = append(next.Shards, ShardRef{Lo: ref.Lo, ID: id, Count: len(entries), Bytes: int64(len(data))})
 	}
 	write := func(ctx context.Context) error {
-		for _, data := range written {
-			if _, err := backend.PutBytes(ctx, b, ShardKey(ShardID(data)), data, backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
+		for _, s := range written {
+			if _, err := backend.PutBytes(ctx, b, ShardKey(s.id), s.data, backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
 				return fmt.Errorf("repack: write shard: %w", err)
 			}
 		}

@@ -54,7 +54,7 @@ func OpenSnapshotAt(ctx context.Context, b backend.Backend, seq uint64) (*Snapsh
 		read = ReadLogEntry
 	}
 	h, err := read(ctx, b, seq)
-	if backend.IsNotExist(err) && cur.head.Manifest.Format == DeltaFormat && seq != genesisSeq {
+	if backend.IsNotExist(err) && isDeltaLog(cur.head.Manifest.Format) && seq != genesisSeq {
 		// A bucket migrated from format 3 keeps its older snapshots as
 		// history copies (FORMAT.md, "Migrating a bucket").
 		if hh, herr := ReadHistory(ctx, b, seq); herr == nil {
@@ -293,7 +293,7 @@ func Log(ctx context.Context, b backend.Backend) ([]LogEntry, error) {
 	if cur.Version != "" {
 		out = append(out, LogEntry{Seq: cur.Manifest.Seq, Entries: cur.Manifest.Entries(), Shards: len(cur.Manifest.Shards), Current: true})
 	}
-	if cur.IsLog() && cur.Manifest.Format == DeltaFormat {
+	if cur.IsLog() && isDeltaLog(cur.Manifest.Format) {
 		if out, err = deltaLog(ctx, b, cur, out); err != nil {
 			return nil, err
 		}

@@ -27,6 +27,13 @@ const (
 	// commit may cost with its delta and its share of a checkpoint; larger
 	// shards mean fewer requests for a cold push or pull.
 	DefaultShardMaxBytes = 48 << 10
+	// DefaultShardMaxBytes6 is the byte bound a FrameFormat bucket
+	// records: shards are stored as zstd frames, about a third of their
+	// plain bytes for typical paths (3.3x for unpacked entries, 4.9x for
+	// packed ones), so a full one costs a one-file commit about what a
+	// DefaultShardMaxBytes shard did in format 5, with about three times
+	// the entries, and a third of the requests for a cold push or pull.
+	DefaultShardMaxBytes6 = 128 << 10
 	// MinShardMaxBytes and MaxShardMaxBytes bound a recorded byte bound:
 	// above a few entries a part, below MaxShardBytes.
 	MinShardMaxBytes = 4 << 10
@@ -67,13 +74,20 @@ func (m *Manifest) ShardBound(own int) int {
 }
 
 // ByteBound returns the shard byte bound the next commit over m splits at
-// and records: m's recorded one, else DefaultShardMaxBytes in a
-// DeltaFormat bucket (whose creation records it), else none (0).
+// and records: m's recorded one, else the default of its format in a
+// bucket of the log of deltas (whose creation records it), else none (0).
+// A head of no commit yet is a bucket the commit creates in
+// DefaultFormat.
 func (m *Manifest) ByteBound() int {
-	if m.ShardMaxBytes != 0 || m.Format != DeltaFormat {
+	switch {
+	case m.ShardMaxBytes != 0:
 		return m.ShardMaxBytes
+	case m.Format == DeltaFormat:
+		return DefaultShardMaxBytes
+	case m.Format == FrameFormat:
+		return DefaultShardMaxBytes6
 	}
-	return DefaultShardMaxBytes
+	return 0
 }
 
 // ShardPart is one shard of a split: the keys from Lo up to the next

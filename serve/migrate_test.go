@@ -68,11 +68,11 @@ func TestServer_Migrate_DryRunThenMigrateThenPush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.To != index.DeltaFormat || rep.Seq != before.Seq+1 {
-		t.Errorf("migrate = %+v, want format %d at seq %d", rep, index.DeltaFormat, before.Seq+1)
+	if rep.To != index.DefaultFormat || rep.Seq != before.Seq+1 {
+		t.Errorf("migrate = %+v, want format %d at seq %d", rep, index.DefaultFormat, before.Seq+1)
 	}
 	push("data/t/b", "two")
-	if m := head(); m.Format != index.DeltaFormat || m.Seq != before.Seq+2 {
-		t.Errorf("push after the migration made format %d seq %d, want %d seq %d", m.Format, m.Seq, index.DeltaFormat, before.Seq+2)
+	if m := head(); m.Format != index.DefaultFormat || m.Seq != before.Seq+2 {
+		t.Errorf("push after the migration made format %d seq %d, want %d seq %d", m.Format, m.Seq, index.DefaultFormat, before.Seq+2)
 	}
 }

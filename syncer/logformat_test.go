@@ -110,7 +110,7 @@ func TestDeltaFormat_CheckpointPush_AndByteBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	long := strings.Repeat("n", 120)
+	long := strings.Repeat("n", 100) + "/" + strings.Repeat("o", 100) + "/" + strings.Repeat("p", 100) + "/" + strings.Repeat("q", 100)
 	for i := range 600 {
 		putMarked(t, s, fmt.Sprintf("m/%s%03d", long, i), "x")
 	}
@@ -121,12 +121,12 @@ func TestDeltaFormat_CheckpointPush_AndByteBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if head.Manifest.ShardMaxBytes != index.DefaultShardMaxBytes || len(head.Manifest.Shards) < 4 {
-		t.Fatalf("600 entries of ~350 bytes: %d shards, byte bound %d; want them split at %d", len(head.Manifest.Shards), head.Manifest.ShardMaxBytes, index.DefaultShardMaxBytes)
+	if head.Manifest.ShardMaxBytes != index.DefaultShardMaxBytes6 || len(head.Manifest.Shards) < 4 {
+		t.Fatalf("600 entries of ~520 bytes: %d shards, byte bound %d; want them split at %d", len(head.Manifest.Shards), head.Manifest.ShardMaxBytes, index.DefaultShardMaxBytes6)
 	}
 	for _, ref := range head.Manifest.Shards {
-		if ref.Bytes > index.DefaultShardMaxBytes {
-			t.Errorf("shard %s: %d bytes, bound %d", ref.Lo, ref.Bytes, index.DefaultShardMaxBytes)
+		if ref.Bytes > index.DefaultShardMaxBytes6 {
+			t.Errorf("shard %s: %d bytes, bound %d", ref.Lo, ref.Bytes, index.DefaultShardMaxBytes6)
 		}
 	}
 	putMarked(t, s, "m/"+long+"000", "y")

@@ -93,13 +93,13 @@ func migrated(t *testing.T, b backend.Backend, before map[uint64]map[string]stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Manifest.Format != index.DeltaFormat || h.Manifest.Seq != head+1 {
-		t.Errorf("head after the migration: format %d seq %d, want %d seq %d", h.Manifest.Format, h.Manifest.Seq, index.DeltaFormat, head+1)
+	if h.Manifest.Format != index.DefaultFormat || h.Manifest.Seq != head+1 {
+		t.Errorf("head after the migration: format %d seq %d, want %d seq %d", h.Manifest.Format, h.Manifest.Seq, index.DefaultFormat, head+1)
 	}
 }
 
-func TestMigrate_Format3And4_KeepEverySnapshotAndCarryOn(t *testing.T) {
-	for _, format := range []int{index.FormatVersion, index.LogFormat} {
+func TestMigrate_Format3To5_KeepEverySnapshotAndCarryOn(t *testing.T) {
+	for _, format := range []int{index.FormatVersion, index.LogFormat, index.DeltaFormat} {
 		t.Run(fmt.Sprint("format", format), func(t *testing.T) {
 			store := mem.New()
 			for i := range 3 {
@@ -115,8 +115,8 @@ func TestMigrate_Format3And4_KeepEverySnapshotAndCarryOn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.From != format || rep.To != index.DeltaFormat || rep.Seq != 5 || rep.Entries != 3 {
-				t.Fatalf("report %+v, want from %d to %d at seq 5 with 3 entries", rep, format, index.DeltaFormat)
+			if rep.From != format || rep.To != index.DefaultFormat || rep.Seq != 5 || rep.Entries != 3 {
+				t.Fatalf("report %+v, want from %d to %d at seq 5 with 3 entries", rep, format, index.DefaultFormat)
 			}
 			migrated(t, store, before, 4)
 
@@ -127,8 +127,8 @@ func TestMigrate_Format3And4_KeepEverySnapshotAndCarryOn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if h.Manifest.Format != index.DeltaFormat || h.Manifest.Seq != 6 {
-				t.Fatalf("push after the migration made format %d seq %d, want %d seq 6", h.Manifest.Format, h.Manifest.Seq, index.DeltaFormat)
+			if h.Manifest.Format != index.DefaultFormat || h.Manifest.Seq != 6 {
+				t.Fatalf("push after the migration made format %d seq %d, want %d seq 6", h.Manifest.Format, h.Manifest.Seq, index.DefaultFormat)
 			}
 			b := pulled(t, store)
 			if got, want := tree(t, b), tree(t, a); !maps.Equal(got, want) {
@@ -193,15 +193,15 @@ func TestMigrate_OlderWriterMidPush_RefusedThenThisSiltCarriesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Manifest.Format != index.DeltaFormat || h.Manifest.Seq != 2 {
-		t.Fatalf("head after the refused push: format %d seq %d, want the migration's seq 2 of format %d", h.Manifest.Format, h.Manifest.Seq, index.DeltaFormat)
+	if h.Manifest.Format != index.DefaultFormat || h.Manifest.Seq != 2 {
+		t.Fatalf("head after the refused push: format %d seq %d, want the migration's seq 2 of format %d", h.Manifest.Format, h.Manifest.Seq, index.DefaultFormat)
 	}
 	pushFile(t, w, "data/b", "2")
 	if h, err = index.ReadHead(t.Context(), store, nil); err != nil {
 		t.Fatal(err)
 	}
-	if h.Manifest.Format != index.DeltaFormat || h.Manifest.Seq != 3 {
-		t.Fatalf("head: format %d seq %d, want the push at seq 3 of format %d", h.Manifest.Format, h.Manifest.Seq, index.DeltaFormat)
+	if h.Manifest.Format != index.DefaultFormat || h.Manifest.Seq != 3 {
+		t.Fatalf("head: format %d seq %d, want the push at seq 3 of format %d", h.Manifest.Format, h.Manifest.Seq, index.DefaultFormat)
 	}
 	peer := pulled(t, store)
 	if got := tree(t, peer); got["data/a"] != "1" || got["data/b"] != "2" {
@@ -213,7 +213,7 @@ func TestMigrate_OlderWriterMidPush_RefusedThenThisSiltCarriesOn(t *testing.T) {
 // refused before anything is uploaded, naming the format, and leaves the
 // head where it was; after the migration the same push goes through.
 func TestPush_OlderFormatBucket_RefusedBeforeUpload(t *testing.T) {
-	for _, format := range []int{index.FormatVersion, index.LogFormat} {
+	for _, format := range []int{index.FormatVersion, index.LogFormat, index.DeltaFormat} {
 		t.Run(fmt.Sprint("format", format), func(t *testing.T) {
 			store := mem.New()
 			olderPush(t, store, format, "data/m/old", "from an older silt")
@@ -268,7 +268,7 @@ func TestPush_OlderFormatBucket_RefusedBeforeUpload(t *testing.T) {
 // reads as before or after, and running it again finishes it with every
 // snapshot kept.
 func TestMigrate_KilledAtEveryWrite_ReRunFinishes(t *testing.T) {
-	for _, format := range []int{index.FormatVersion, index.LogFormat} {
+	for _, format := range []int{index.FormatVersion, index.LogFormat, index.DeltaFormat} {
 		for _, mode := range []wrap.Mode{wrap.FailBefore, wrap.FailAfter} {
 			for k := 1; ; k++ {
 				store := mem.New()

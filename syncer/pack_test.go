@@ -215,7 +215,7 @@ func TestGC_Repack_LowLiveShare_RewrittenThenSwept(t *testing.T) {
 }
 
 // A format-2 bucket is read as it is; a push to it is refused until it is
-// migrated, and then commits format 5. Format 1 and formats above 5 are
+// migrated, and then commits format 6. Format 1 and formats above 6 are
 // refused, changing nothing.
 func TestSyncer_Pull_FormatVersions_2ReadAndWrittenOnceMigrated(t *testing.T) {
 	ctx := context.Background()
@@ -264,7 +264,7 @@ func TestSyncer_Pull_FormatVersions_2ReadAndWrittenOnceMigrated(t *testing.T) {
 	if err != nil || h.Manifest.Format != index.DefaultFormat || h.Manifest.Entries() != 4 {
 		t.Fatalf("head after a push: %+v (%v), want format %d with 4 entries", h.Manifest, err, index.DefaultFormat)
 	}
-	for format, want := range map[int]error{1: index.ErrOlderFormat, 6: index.ErrNewerFormat} {
+	for format, want := range map[int]error{1: index.ErrOlderFormat, 7: index.ErrNewerFormat} {
 		_, err := openCache(t, bucket(format)).Pull(ctx, syncer.PullOptions{})
 		if !errors.Is(err, want) {
 			t.Errorf("pull of a format-%d bucket: %v, want %v", format, err, want)

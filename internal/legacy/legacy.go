@@ -1,20 +1,25 @@
 // Package legacy is a frozen writer of the formats silt no longer writes
-// (3, and 4, the log of whole states): what an older silt does to a
-// bucket. It exists for tests only, so that migration, the model's
+// (3; 4, the log of whole states; 5, the log of deltas with plain
+// shards): what an older silt does to a bucket. It exists for tests only, so that migration, the model's
 // older-silt peers and the crash sweep have old buckets and old writers
 // to work against; no command, engine or server links it (.ci/run checks).
 //
 // It writes what FORMAT.md's appendix "Reading older formats" describes:
 // in format 3 the history copy of the manifest being superseded, then the
 // manifest by compare-and-swap; in format 4 the entry log/{seq} by
-// create-if-absent, holding the whole state, and the hint every 16th seq.
-// Every commit stores the index in one shard, which the formats allow.
+// create-if-absent, holding the whole state, and the hint every 16th seq;
+// in format 5 the entry log/{seq} holding the delta from its predecessor
+// (plain deltas only, no checkpoints past the genesis: FORMAT.md, "Reading
+// older formats"). Every commit stores the index in one plain shard, which
+// the formats allow.
 package legacy
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"time"
@@ -29,14 +34,15 @@ const hintEvery = 16
 
 // Push commits files onto b's current head as an older silt would: a
 // path mapped to nil bytes is removed, any other is stored as an object
-// and named by its entry. An empty bucket is created in format (3 or 4);
-// a bucket in another format keeps its own. A bucket in a format newer
-// than 4 is refused with index.ErrNewerFormat, as an older silt refuses
-// it. A race lost to another writer is retried on the new head, a few
+// and named by its entry. An empty bucket is created in format (3, 4 or
+// 5); a bucket in another format it reads keeps its own. A bucket in a
+// format newer than the writer read (4 for a writer of format 3 or 4, 5
+// for one of 5) is refused with index.ErrNewerFormat, as an older silt
+// refuses it. A race lost to another writer is retried on the new head, a few
 // times. It returns the seq committed.
 func Push(ctx context.Context, b backend.Backend, format int, files map[string][]byte) (uint64, error) {
-	if format != index.FormatVersion && format != index.LogFormat {
-		return 0, fmt.Errorf("legacy: format %d: want %d or %d", format, index.FormatVersion, index.LogFormat)
+	if format != index.FormatVersion && format != index.LogFormat && format != index.DeltaFormat {
+		return 0, fmt.Errorf("legacy: format %d: want %d, %d or %d", format, index.FormatVersion, index.LogFormat, index.DeltaFormat)
 	}
 	var last error
 	for range 20 {
@@ -57,8 +63,8 @@ func pushOnce(ctx context.Context, b backend.Backend, format int, files map[stri
 	if err != nil {
 		return 0, err
 	}
-	if head.Version == "" && format == index.LogFormat {
-		if err := createLog(ctx, b); err != nil {
+	if head.Version == "" && format >= index.LogFormat {
+		if err := createLog(ctx, b, format); err != nil {
 			return 0, err
 		}
 		if head, err = index.ReadHead(ctx, b, nil); err != nil {
@@ -66,8 +72,10 @@ func pushOnce(ctx context.Context, b backend.Backend, format int, files map[stri
 		}
 	}
 	m := head.Manifest
-	if head.Version != "" && m.Format > index.LogFormat {
-		return 0, &index.FormatError{Key: index.ManifestKey, Reason: fmt.Sprintf("format %d, this (older) silt reads up to %d", m.Format, index.LogFormat), Err: index.ErrNewerFormat}
+	// A silt of format 3 or 4 read up to 4; one of format 5 up to 5.
+	reads := max(format, index.LogFormat)
+	if head.Version != "" && m.Format > reads && m.Seq != 0 {
+		return 0, &index.FormatError{Key: index.ManifestKey, Reason: fmt.Sprintf("format %d, this (older) silt reads up to %d", m.Format, reads), Err: index.ErrNewerFormat}
 	}
 	entries := map[string]index.Entry{}
 	for i := range m.Shards {
@@ -90,11 +98,11 @@ func pushOnce(ctx context.Context, b backend.Backend, format int, files map[stri
 		}
 		entries[p] = index.Entry{Size: int64(len(data)), SHA256: sha, Seq: seq}
 	}
-	shard, id := index.EncodeFreshShard(entries)
+	shard, id := plainShard(entries)
 	if _, err := backend.PutBytes(ctx, b, index.ShardKey(id), shard, backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
 		return 0, fmt.Errorf("legacy: shard: %w", err)
 	}
-	next := &index.Manifest{Format: m.Format, Seq: seq, Shards: []index.ShardRef{{Lo: "", ID: id, Count: len(entries), Bytes: int64(len(shard))}},
+	next := &index.Manifest{Format: min(m.Format, reads), Seq: seq, Shards: []index.ShardRef{{Lo: "", ID: id, Count: len(entries), Bytes: int64(len(shard))}},
 		Fences: m.Fences, ShardMaxEntries: m.ShardMaxEntries}
 	if head.Version == "" {
 		next.Format = index.FormatVersion
@@ -102,10 +110,29 @@ func pushOnce(ctx context.Context, b backend.Backend, format int, files map[stri
 	if len(next.Fences) == 0 {
 		next.Fences = nil
 	}
-	if next.Format < index.LogFormat {
+	switch {
+	case next.Format < index.LogFormat:
 		return seq, commit3(ctx, b, head, next)
+	case next.Format == index.DeltaFormat:
+		return seq, commit5(ctx, b, head, next)
 	}
 	return seq, commit4(ctx, b, head, next)
+}
+
+// plainShard is a shard as formats 3 to 5 store it: the JSON itself,
+// salted, named by its hash.
+func plainShard(entries map[string]index.Entry) ([]byte, string) {
+	salt := make([]byte, 8)
+	_, _ = rand.Read(salt)
+	data, err := json.Marshal(struct {
+		Format  int                    `json:"format"`
+		Entries map[string]index.Entry `json:"entries"`
+		Salt    string                 `json:"salt"`
+	}{index.FormatVersion, entries, hex.EncodeToString(salt)})
+	if err != nil {
+		panic(err)
+	}
+	return data, index.ShardID(data)
 }
 
 // commit3 is a format-3 commit: the history copy of head, then next by
@@ -139,10 +166,13 @@ func commit4(ctx context.Context, b backend.Backend, head index.Head, next *inde
 	return nil
 }
 
-// createLog makes b an empty format-4 bucket: the marker, then the
-// genesis hint, both create-if-absent.
-func createLog(ctx context.Context, b backend.Backend) error {
-	g := index.EncodeManifest(&index.Manifest{Format: index.LogFormat, Seq: 0, Shards: []index.ShardRef{}})
+// createLog makes b an empty bucket of format 4 or 5: the marker, then
+// the genesis hint, both create-if-absent.
+func createLog(ctx context.Context, b backend.Backend, format int) error {
+	g := index.EncodeManifest(&index.Manifest{Format: format, Seq: 0, Shards: []index.ShardRef{}})
+	if format == index.DeltaFormat {
+		g = genesisRoot5()
+	}
 	if _, err := backend.PutBytes(ctx, b, index.HistoryKey(0), g, backend.Cond{IfAbsent: true, ContentNamed: true}); err != nil && !backend.IsPrecondition(err) {
 		return fmt.Errorf("legacy: marker: %w", err)
 	}
