@@ -27,6 +27,9 @@ type remoteEntry struct {
 	Size   int64
 	Pack   string // where the bytes are: read through index.Open, never by key
 	Off    int64
+	Z      int64 // a framed member: its frame's length, plain length and place
+	ZN     int64
+	In     int64
 }
 
 // snapshotView is one committed snapshot: its sequence and its entries.
@@ -38,7 +41,7 @@ type snapshotView struct {
 func viewOf(ctx context.Context, snap *index.Snapshot) (snapshotView, error) {
 	v := snapshotView{Seq: snap.Seq(), Entries: map[string]remoteEntry{}}
 	err := snap.Walk(ctx, "", func(p string, e index.Entry) error {
-		v.Entries[p] = remoteEntry{SHA256: e.SHA256, Size: e.Size, Pack: e.Pack, Off: e.Off}
+		v.Entries[p] = remoteEntry{SHA256: e.SHA256, Size: e.Size, Pack: e.Pack, Off: e.Off, Z: e.Z, ZN: e.ZN, In: e.In}
 		return nil
 	})
 	return v, err
@@ -56,7 +59,7 @@ func readSnapshot(ctx context.Context, b backend.Backend) (snapshotView, error) 
 // readEntry returns the bytes a committed entry names, and an error when
 // they are gone or do not match its sha256: the readability property.
 func readEntry(ctx context.Context, b backend.Backend, p string, e remoteEntry) ([]byte, error) {
-	rc, err := index.Open(ctx, b, p, index.Entry{SHA256: e.SHA256, Size: e.Size, Pack: e.Pack, Off: e.Off})
+	rc, err := index.Open(ctx, b, p, index.Entry{SHA256: e.SHA256, Size: e.Size, Pack: e.Pack, Off: e.Off, Z: e.Z, ZN: e.ZN, In: e.In})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/siltsync/silt/internal/frame"
 )
 
 // FormatVersion is format 3, whose manifest is its commit point: older
@@ -147,10 +149,42 @@ type Entry struct {
 	// installs it 0755 rather than 0644, before the umask. Omitted when
 	// false, so readers that predate it read the entry as before.
 	Exec bool `json:"x,omitempty"`
+	// Z, in a packed entry of format 6, is the length of the frame
+	// (internal/frame: zstd or plain) the pack holds at Off, which decodes
+	// to ZN bytes holding the Size bytes at In; 0: the pack holds the
+	// bytes themselves at Off, as every format before 6 wrote them. A
+	// frame holds several small files (FORMAT.md, "Packs"); ZN lets gc
+	// tell how much of a frame is live.
+	Z  int64 `json:"z,omitempty"`
+	ZN int64 `json:"zn,omitempty"`
+	In int64 `json:"in,omitempty"`
 }
+
+// A writer groups pack members below FrameGroup bytes into frames that
+// close once they hold FrameGroup bytes, so a frame of several members
+// holds less than MaxFrameGroup; a larger member is a frame of its own.
+// No frame holds more than MaxFramed bytes (a reader decodes no more):
+// a writer packs only files below it.
+const (
+	FrameGroup    = 64 << 10
+	MaxFrameGroup = 2 * FrameGroup
+	MaxFramed     = 64 << 20
+)
 
 // Packed reports whether e's bytes live in a pack.
 func (e Entry) Packed() bool { return e.Pack != "" }
+
+// Framed reports whether e's member of its pack is a frame (Z set).
+func (e Entry) Framed() bool { return e.Z > 0 }
+
+// Stored is how many bytes of its pack e's member takes from Off: the
+// frame's length, or Size.
+func (e Entry) Stored() int64 {
+	if e.Z > 0 {
+		return e.Z
+	}
+	return e.Size
+}
 
 // Location names where e's bytes are: the object key, or the pack key with
 // the offset. Two entries with one location share their bytes.
@@ -311,6 +345,13 @@ func DecodeShard(id string, r Range, data []byte) (map[string]Entry, error) {
 		}
 		if e.Pack == "" && e.Off != 0 {
 			return nil, corrupt(key, "entry %q: offset without a pack", p)
+		}
+		if e.Z != 0 && (e.Pack == "" || e.Z < frame.HeaderLen || e.Off > math.MaxInt64-e.Z) {
+			return nil, corrupt(key, "entry %q: bad frame length %d", p, e.Z)
+		}
+		if e.Z != 0 && (e.In < 0 || e.In > math.MaxInt64-e.Size || e.ZN < e.In+e.Size || e.ZN > max(MaxFrameGroup, e.Size) || e.ZN > MaxFramed || e.Z > e.ZN+frame.HeaderLen) ||
+			e.Z == 0 && (e.In != 0 || e.ZN != 0) {
+			return nil, corrupt(key, "entry %q: bad place %d of %d in its frame", p, e.In, e.ZN)
 		}
 	}
 	return f.Entries, nil

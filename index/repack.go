@@ -1,7 +1,7 @@
 package index
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/internal/frame"
 )
 
 // Repacking bounds.
@@ -46,7 +47,12 @@ type RepackReport struct {
 
 type spot struct {
 	pack string
-	off  int64
+	at   PackPlace // Z, ZN and In 0 for an unframed member
+}
+
+// spotOf is the member e names.
+func spotOf(e Entry) spot {
+	return spot{e.Pack, PackPlace{Off: e.Off, Z: e.Z, ZN: e.ZN, In: e.In}}
 }
 
 // Repack rewrites the live members of every pack of the current snapshot
@@ -116,7 +122,7 @@ func repackOnce(ctx context.Context, b backend.Backend, head Head, below float64
 	}
 	var err error
 	shards := make([]map[string]Entry, len(m.Shards))
-	live := map[string]map[int64]Entry{} // pack -> offset -> an entry there
+	live := map[string]map[spot]Entry{} // pack -> member -> an entry naming it
 	for i := range m.Shards {
 		if shards[i], err = ReadShard(ctx, b, m, i); err != nil {
 			return Proposal{}, fmt.Errorf("repack: %w", err)
@@ -126,9 +132,9 @@ func repackOnce(ctx context.Context, b backend.Backend, head Head, below float64
 				continue
 			}
 			if live[e.Pack] == nil {
-				live[e.Pack] = map[int64]Entry{}
+				live[e.Pack] = map[spot]Entry{}
 			}
-			live[e.Pack][e.Off] = e
+			live[e.Pack][spotOf(e)] = e
 		}
 	}
 	var cands []string
@@ -137,36 +143,34 @@ func repackOnce(ctx context.Context, b backend.Backend, head Head, below float64
 		if !ok || info.Size <= 0 {
 			continue // not listed (written meanwhile, or missing: check reports it)
 		}
-		var n int64
-		for _, e := range live[pack] {
-			n += e.Size
-		}
-		if float64(n) < below*float64(info.Size) {
+		if liveBytes(live[pack]) < below*float64(info.Size) {
 			cands = append(cands, pack)
 		}
 	}
 	if len(cands) == 0 {
 		return Proposal{}, nil
 	}
+	// The live members are rewritten as a format-6 pack is built: their
+	// plain bytes regrouped into new frames, so a frame's dead neighbours
+	// go with the old pack.
 	moved := map[spot]spot{}
-	var buf bytes.Buffer
+	var pb *PackBuilder
 	var pending []spot
+	var plain int64
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
 		}
-		sha, _, err := PutPack(ctx, b, buf.Bytes())
+		data, places := pb.Finish()
+		sha, _, err := PutPack(ctx, b, data)
 		if err != nil {
 			return fmt.Errorf("repack: %w", err)
 		}
 		rep.Written++
-		var off int64
-		for _, from := range pending {
-			moved[from] = spot{sha, off}
-			off += live[from.pack][from.off].Size
+		for i, from := range pending {
+			moved[from] = spot{sha, places[i]}
 		}
-		buf.Reset()
-		pending = nil
+		pb, pending, plain = nil, nil, 0
 		return nil
 	}
 	for _, pack := range cands {
@@ -174,18 +178,28 @@ func repackOnce(ctx context.Context, b backend.Backend, head Head, below float64
 		if err != nil {
 			return Proposal{}, fmt.Errorf("repack: read pack %s: %w", pack, err)
 		}
-		for _, off := range slices.Sorted(maps.Keys(live[pack])) {
-			e := live[pack][off]
-			if off+e.Size > int64(len(data)) || PackSHA(data[off:off+e.Size]) != e.SHA256 {
-				return Proposal{}, &ObjectError{Path: "(repack)", SHA256: e.SHA256, Reason: fmt.Sprintf("pack %s at %d does not hold it", pack, off), Err: ErrCorruptObject}
+		frames := map[int64][]byte{} // decoded, by offset
+		members := slices.SortedFunc(maps.Keys(live[pack]), func(x, y spot) int {
+			return cmp.Or(cmp.Compare(x.at.Off, y.at.Off), cmp.Compare(x.at.In, y.at.In))
+		})
+		for _, at := range members {
+			e := live[pack][at]
+			mb, ok := memberBytes(data, e, frames)
+			if !ok {
+				return Proposal{}, &ObjectError{Path: "(repack)", SHA256: e.SHA256, Reason: fmt.Sprintf("pack %s at %d does not hold it", pack, e.Off), Err: ErrCorruptObject}
 			}
-			if buf.Len() > 0 && int64(buf.Len())+e.Size > RepackPackBytes {
+			if plain > 0 && plain+e.Size > RepackPackBytes {
 				if err := flush(); err != nil {
 					return Proposal{}, err
 				}
 			}
-			buf.Write(data[off : off+e.Size])
-			pending = append(pending, spot{pack, off})
+			if pb == nil {
+				pb = NewPackBuilder(RepackPackBytes, RepackPackBytes, 0)
+			}
+			copy(pb.Next(e.Size), mb)
+			pb.Keep()
+			pending = append(pending, at)
+			plain += e.Size
 		}
 		rep.Packs = append(rep.Packs, GCObject{Key: PackKey(pack), Size: sizes[PackKey(pack)].Size, ModTime: sizes[PackKey(pack)].ModTime})
 	}
@@ -202,8 +216,8 @@ func repackOnce(ctx context.Context, b backend.Backend, head Head, below float64
 		changed := false
 		entries := maps.Clone(shards[i])
 		for p, e := range entries {
-			if to, ok := moved[spot{e.Pack, e.Off}]; ok && e.Packed() {
-				e.Pack, e.Off = to.pack, to.off
+			if to, ok := moved[spotOf(e)]; ok && e.Packed() {
+				e.Pack, e.Off, e.Z, e.ZN, e.In = to.pack, to.at.Off, to.at.Z, to.at.ZN, to.at.In
 				entries[p] = e
 				changed = true
 				rep.Entries++
@@ -226,4 +240,48 @@ func repackOnce(ctx context.Context, b backend.Backend, head Head, below float64
 		return nil
 	}
 	return Proposal{Next: next, Write: write}, nil
+}
+
+// memberBytes returns e's plain bytes from data, its pack's bytes,
+// checked against its sha256; frames caches the frames decoded so far.
+func memberBytes(data []byte, e Entry, frames map[int64][]byte) ([]byte, bool) {
+	if e.Off+e.Stored() > int64(len(data)) {
+		return nil, false
+	}
+	var plain []byte
+	if !e.Framed() {
+		plain = data[e.Off : e.Off+e.Size]
+	} else {
+		f, ok := frames[e.Off]
+		if !ok {
+			var err error
+			if f, _, err = frame.Decode(data[e.Off:e.Off+e.Z], e.ZN); err != nil || int64(len(f)) != e.ZN {
+				return nil, false
+			}
+			frames[e.Off] = f
+		}
+		plain = f[e.In : e.In+e.Size]
+	}
+	return plain, PackSHA(plain) == e.SHA256
+}
+
+// liveBytes estimates the bytes of a pack its live members take: an
+// unframed member its size, a frame its length in the share of its
+// plain bytes that live members hold.
+func liveBytes(members map[spot]Entry) float64 {
+	var n float64
+	inFrame := map[int64]int64{} // frame offset -> live plain bytes
+	frames := map[int64]Entry{}
+	for _, e := range members {
+		if !e.Framed() {
+			n += float64(e.Size)
+			continue
+		}
+		inFrame[e.Off] += e.Size
+		frames[e.Off] = e
+	}
+	for off, e := range frames {
+		n += float64(e.Z) * min(1, float64(inFrame[off])/float64(e.ZN))
+	}
+	return n
 }

@@ -48,6 +48,15 @@ func decodeShardFast(data []byte) (f shardFile, ok bool) {
 		if s.opt(`,"x":true`) {
 			e.Exec = true
 		}
+		if s.opt(`,"z":`) {
+			e.Z = s.int()
+		}
+		if s.opt(`,"zn":`) {
+			e.ZN = s.int()
+		}
+		if s.opt(`,"in":`) {
+			e.In = s.int()
+		}
 		s.lit(`}`)
 		f.Entries[string(k)] = e
 	}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/internal/frame"
 )
 
 // Snapshot is a read-only view of one committed index: what `silt ls`,
@@ -121,9 +123,10 @@ func Open(ctx context.Context, b backend.Backend, p string, e Entry) (io.ReadClo
 
 // OpenRaw returns the bytes of e unverified, for a caller that verifies
 // them itself (a download into a temporary file hashes as it writes): the
-// object, or one ranged read of its pack. A missing object or pack is an
-// *ObjectError with ErrMissingObject, a pack too short for the entry one
-// with ErrCorruptObject.
+// object, or one ranged read of its pack, decoded when the member is a
+// frame. A missing object or pack is an *ObjectError with
+// ErrMissingObject, a pack too short for the entry or a frame that does
+// not open one with ErrCorruptObject.
 func OpenRaw(ctx context.Context, b backend.Backend, p string, e Entry) (io.ReadCloser, error) {
 	if !e.Packed() {
 		rc, _, err := b.Get(ctx, ObjectKey(e.SHA256), backend.GetOptions{})
@@ -132,7 +135,57 @@ func OpenRaw(ctx context.Context, b backend.Backend, p string, e Entry) (io.Read
 		}
 		return rc, err
 	}
-	return OpenPackRange(ctx, b, p, e.SHA256, e.Pack, backend.Range{Offset: e.Off, Length: e.Size})
+	rc, err := OpenPackRange(ctx, b, p, e.SHA256, e.Pack, backend.Range{Offset: e.Off, Length: e.Stored()})
+	if err != nil || !e.Framed() {
+		return rc, err
+	}
+	return OpenMember(rc, p, e)
+}
+
+// OpenMember returns the plain bytes of e's framed member, read from its
+// frame's stored bytes r (Z of them), unverified; closing it closes r.
+func OpenMember(r io.ReadCloser, p string, e Entry) (io.ReadCloser, error) {
+	plain, err := ReadFrame(r, p, e)
+	if err == nil {
+		plain, err = Member(plain, p, e)
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{bytes.NewReader(plain), r}, nil
+}
+
+// ReadFrame reads e's frame (Z bytes) from r and returns its decoded
+// bytes, which must be ZN of them. A frame that does not open, or
+// decodes to another length, is an *ObjectError with ErrCorruptObject.
+func ReadFrame(r io.Reader, p string, e Entry) ([]byte, error) {
+	stored, err := io.ReadAll(io.LimitReader(r, e.Z)) // grows with what arrives
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(stored)) != e.Z {
+		return nil, &ObjectError{Path: p, SHA256: e.SHA256, Reason: fmt.Sprintf("pack %s ends inside the frame at %d", e.Pack, e.Off), Err: ErrCorruptObject}
+	}
+	plain, _, err := frame.Decode(stored, e.ZN)
+	if err == nil && int64(len(plain)) != e.ZN {
+		err = fmt.Errorf("%d bytes, the entry says %d", len(plain), e.ZN)
+	}
+	if err != nil {
+		return nil, &ObjectError{Path: p, SHA256: e.SHA256, Reason: fmt.Sprintf("pack %s, the frame at %d: %v", e.Pack, e.Off, err), Err: ErrCorruptObject}
+	}
+	return plain, nil
+}
+
+// Member returns e's bytes inside its decoded frame, unverified.
+func Member(frameBytes []byte, p string, e Entry) ([]byte, error) {
+	if e.In+e.Size > int64(len(frameBytes)) {
+		return nil, &ObjectError{Path: p, SHA256: e.SHA256, Reason: fmt.Sprintf("the frame at %d of pack %s holds %d bytes, the entry ends at %d", e.Off, e.Pack, len(frameBytes), e.In+e.Size), Err: ErrCorruptObject}
+	}
+	return frameBytes[e.In : e.In+e.Size], nil
 }
 
 // OpenPackRange returns the bytes r of the pack named pack, unverified: one
@@ -245,8 +298,8 @@ func checkObject(ctx context.Context, b backend.Backend, p string, e Entry, data
 			size = info.Size
 			packs[e.Pack] = size
 		}
-		if size < e.Off+e.Size {
-			return &ObjectError{Path: p, SHA256: e.SHA256, Reason: fmt.Sprintf("pack has %d bytes, entry ends at %d", size, e.Off+e.Size), Err: ErrCorruptObject}
+		if size < e.Off+e.Stored() {
+			return &ObjectError{Path: p, SHA256: e.SHA256, Reason: fmt.Sprintf("pack has %d bytes, entry ends at %d", size, e.Off+e.Stored()), Err: ErrCorruptObject}
 		}
 		return nil
 	}

@@ -180,7 +180,7 @@ func (s *Syncer) hydrate(ctx context.Context, o *op, p string) (bool, error) {
 	// A lazy record's entry first: one request when its bytes are there. A
 	// hydrated record of a file deleted locally since is history, not the
 	// index: the committed entry may have moved on, so ask the index.
-	entry, known := index.Entry{Size: rec.Size, SHA256: rec.SHA256, Pack: rec.Pack, Off: rec.Off, Exec: rec.Exec}, hasRec && !rec.Hydrated
+	entry, known := index.Entry{Size: rec.Size, SHA256: rec.SHA256, Pack: rec.Pack, Off: rec.Off, Exec: rec.Exec, Z: rec.Z, ZN: rec.ZN, In: rec.In}, hasRec && !rec.Hydrated
 	for attempt := 0; attempt < 2; attempt++ {
 		if !known {
 			var err error
@@ -302,7 +302,7 @@ func (m *PushManifest) UnmarshalJSON(data []byte) error {
 		if err := index.ValidPath(p); err != nil {
 			return fmt.Errorf("push manifest: %w", err)
 		}
-		if e := j.Upserts[p]; !index.ValidSHA256(e.SHA256) || e.Size < 0 || (e.Pack != "" && (!index.ValidSHA256(e.Pack) || e.Off < 0)) {
+		if e := j.Upserts[p]; !index.ValidSHA256(e.SHA256) || e.Size < 0 || (e.Pack != "" && (!index.ValidSHA256(e.Pack) || e.Off < 0)) || e.Z < 0 || e.Z > 0 && e.Pack == "" || e.In < 0 || e.ZN < 0 || (e.In > 0 || e.ZN > 0) && e.Z == 0 {
 			return fmt.Errorf("push manifest: %q: bad size or sha256", p)
 		}
 	}

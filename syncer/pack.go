@@ -26,7 +26,7 @@ const packsInFlight = 2
 func (s *Syncer) planPacks(order []string, bySHA map[string][]upload) (packs [][]string, alone []string) {
 	small := func(sha string) bool {
 		size := bySHA[sha][0].local.size
-		return s.cfg.PackThreshold > 0 && size > 0 && size < s.cfg.PackThreshold
+		return s.cfg.PackThreshold > 0 && size > 0 && size < min(s.cfg.PackThreshold, index.MaxFramed)
 	}
 	var cands []string
 	for _, sha := range order {
@@ -64,47 +64,50 @@ func (s *Syncer) planPacks(order []string, bySHA map[string][]upload) (packs [][
 type packMember struct {
 	sha     string
 	from    upload
-	off     int64
+	at      index.PackPlace
 	changed []upload // paths of the content whose bytes moved: they stay dirty
 }
 
-// buildPack reads the members' files into one buffer, each through the
-// verifying reader: a file whose bytes no longer hash to what planning
-// computed is left out (its paths stay dirty), so a pack never holds bytes
-// an entry does not name. It returns the pack bytes, the members placed and
-// the contents left out.
+// buildPack reads the members' files, each through the verifying reader,
+// into a pack of frames (index.PackBuilder; FORMAT.md, "Packs"): a ranged
+// read of one file reads its frame only. A file whose bytes no longer
+// hash to what planning computed is left out (its paths stay dirty), so
+// a pack never holds bytes an entry does not name. It returns the pack
+// bytes, the members placed and the contents left out.
 func (s *Syncer) buildPack(shas []string, bySHA map[string][]upload) ([]byte, []packMember, []string, error) {
-	var total int64
+	var largest, total int64
 	for _, sha := range shas {
+		largest = max(largest, bySHA[sha][0].local.size)
 		total += bySHA[sha][0].local.size
 	}
-	// Each member is read into its exact place: a bytes.Buffer's ReadFrom
-	// would double a full buffer for the last member's EOF, and a push holds
-	// packsInFlight of them.
-	buf := make([]byte, 0, total)
+	pb := index.NewPackBuilder(largest, total, len(shas))
 	var placed []packMember
 	var dropped []string
 	for _, sha := range shas {
 		ok := false
 		var changed []upload
 		for _, u := range bySHA[sha] {
-			off := len(buf)
-			err := s.readVerified(buf[off:off+int(u.local.size)], u)
+			err := s.readVerified(pb.Next(u.local.size), u)
 			if errors.Is(err, errChangedWhileRead) {
+				pb.Drop()
 				changed = append(changed, u)
 				continue
 			}
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("push %s: %w", u.path, err)
 			}
-			buf = buf[:off+int(u.local.size)]
-			placed = append(placed, packMember{sha: sha, from: u, off: int64(off), changed: changed})
+			pb.Keep()
+			placed = append(placed, packMember{sha: sha, from: u, changed: changed})
 			ok = true
 			break
 		}
 		if !ok {
 			dropped = append(dropped, sha)
 		}
+	}
+	buf, places := pb.Finish()
+	for i := range placed {
+		placed[i].at = places[i]
 	}
 	return buf, placed, dropped, nil
 }

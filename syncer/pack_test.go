@@ -27,6 +27,14 @@ func packFiles(n int) map[string]string {
 	return files
 }
 
+// ownFrame makes p of files large enough to be a frame of its own in its
+// pack (index.FrameGroup), still below the pack threshold, so damage to
+// it is damage to it alone.
+func ownFrame(files map[string]string, p string) map[string]string {
+	files[p] = strings.Repeat(p[len(p)-2:], index.FrameGroup)
+	return files
+}
+
 func pushFiles(t *testing.T, c *syncer.Syncer, files map[string]string) syncer.Stats {
 	t.Helper()
 	for p, content := range files {
@@ -81,7 +89,7 @@ func TestSyncer_Push_SmallFiles_OnePackAndRangedPull(t *testing.T) {
 
 func TestSyncer_Pull_CorruptPackMember_ReportedOthersInstalled(t *testing.T) {
 	store := mem.New()
-	pushFiles(t, openCache(t, store), packFiles(4))
+	pushFiles(t, openCache(t, store), ownFrame(packFiles(4), "data/m/f01"))
 	snap, err := index.OpenSnapshot(t.Context(), store)
 	if err != nil {
 		t.Fatal(err)

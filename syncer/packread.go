@@ -27,8 +27,9 @@ const (
 	runMax = 4 << 20
 )
 
-// packSpot is one location in a pack and the downloads that want it (one
-// content at several paths).
+// packSpot is one location in a pack and the downloads that want it: one
+// content at several paths, or, at a frame, every file in it that is
+// wanted; size is what it takes of the pack (the frame's length).
 type packSpot struct {
 	off, size int64
 	acts      []pullAction
@@ -60,13 +61,13 @@ func packRuns(acts []pullAction) []packRun {
 		}
 		sp := spots[a.entry.Off]
 		if sp == nil {
-			sp = &packSpot{off: a.entry.Off, size: a.entry.Size}
+			sp = &packSpot{off: a.entry.Off, size: a.entry.Stored()}
 			spots[a.entry.Off] = sp
 		}
-		if a.entry.Size != sp.size {
+		if first := sp.acts; a.entry.Stored() != sp.size || len(first) > 0 && (first[0].entry.Framed() != a.entry.Framed() || !a.entry.Framed() && first[0].entry.Size != a.entry.Size) {
 			// Two entries claim different lengths at one offset: no shared
 			// read can serve both, so this one is read on its own.
-			byPack[a.entry.Pack+"\x00"+a.path] = map[int64]*packSpot{a.entry.Off: {off: a.entry.Off, size: a.entry.Size, acts: []pullAction{a}}}
+			byPack[a.entry.Pack+"\x00"+a.path] = map[int64]*packSpot{a.entry.Off: {off: a.entry.Off, size: a.entry.Stored(), acts: []pullAction{a}}}
 			continue
 		}
 		sp.acts = append(sp.acts, a)
@@ -153,6 +154,34 @@ func (s *Syncer) downloadRun(ctx context.Context, b backend.Backend, bt *install
 		}
 		pos = sp.off + sp.size
 		part := io.LimitReader(rc, sp.size)
+		if e := sp.acts[0].entry; e.Framed() {
+			// A frame is decoded once, then each wanted file in it is
+			// installed from its place.
+			data, err := index.ReadFrame(part, sp.acts[0].path, e)
+			if _, derr := io.Copy(io.Discard, part); derr != nil && err == nil {
+				err = derr
+			}
+			for _, a := range sp.acts {
+				var in installed
+				ierr := err
+				if oe := (*index.ObjectError)(nil); errors.As(err, &oe) {
+					e := *oe
+					e.Path, e.SHA256 = a.path, a.entry.SHA256
+					ierr = &e
+				}
+				var member []byte
+				if ierr == nil {
+					member, ierr = index.Member(data, a.path, a.entry)
+				}
+				if ierr == nil {
+					in, ierr = s.local.installIn(bt, a.path, bytes.NewReader(member), a.entry, a.want())
+				}
+				if err := settle(a, in, ierr); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if len(sp.acts) > 1 && sp.size <= sharedBufferMax {
 			data, err := io.ReadAll(part)
 			if err != nil {

@@ -539,7 +539,7 @@ func (s *Syncer) execPull(ctx context.Context, o *op, plan pullPlan) (done []pul
 			o.change(Change{Path: a.path, Action: ActionDownload, Reason: modeReason(a.entry.Exec)})
 			record(pullDone{path: a.path, record: &fileRecord{Size: lf.size, SHA256: a.entry.SHA256, MtimeNs: lf.mtimeNs, Hydrated: true, VerifiedNs: now(), Exec: a.entry.Exec}})
 		case pullLazy:
-			record(pullDone{path: a.path, record: &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256, Pack: a.entry.Pack, Off: a.entry.Off, Exec: a.entry.Exec}})
+			record(pullDone{path: a.path, record: &fileRecord{Size: a.entry.Size, SHA256: a.entry.SHA256, Pack: a.entry.Pack, Off: a.entry.Off, Exec: a.entry.Exec, Z: a.entry.Z, ZN: a.entry.ZN, In: a.entry.In}})
 			o.change(Change{Path: a.path, Action: ActionLazy, Bytes: a.entry.Size})
 		case pullForget:
 			record(pullDone{path: a.path})

@@ -17,7 +17,11 @@ import (
 // The form: recBinary, a flags byte, then varints size, mtime, verified and
 // off, then the content's sha256 and the pack's, each either 32 raw bytes
 // (recSHARaw, recPackRaw: the lower-case hex silt writes) or a uvarint
-// length and the string as it was.
+// length and the string as it was, then, with recZ, the varints z, zn and
+// in (a packed member's frame length, its plain length and the member's
+// offset inside it). An
+// older silt takes a record with recZ for no record and hashes the file:
+// safe.
 const recBinary = 0x01
 
 const (
@@ -25,7 +29,8 @@ const (
 	recExec
 	recSHARaw
 	recPackRaw
-	recKnown = recHydrated | recExec | recSHARaw | recPackRaw
+	recZ
+	recKnown = recHydrated | recExec | recSHARaw | recPackRaw | recZ
 )
 
 // encodeRecord gives r's binary form.
@@ -44,6 +49,9 @@ func encodeRecord(r fileRecord) []byte {
 	if packRaw {
 		flags |= recPackRaw
 	}
+	if r.Z != 0 {
+		flags |= recZ
+	}
 	b := make([]byte, 0, 2+4*binary.MaxVarintLen64+64+4)
 	b = append(b, recBinary, flags)
 	b = binary.AppendVarint(b, r.Size)
@@ -51,7 +59,13 @@ func encodeRecord(r fileRecord) []byte {
 	b = binary.AppendVarint(b, r.VerifiedNs)
 	b = binary.AppendVarint(b, r.Off)
 	b = appendHexField(b, r.SHA256, shaRaw)
-	return appendHexField(b, r.Pack, packRaw)
+	b = appendHexField(b, r.Pack, packRaw)
+	if r.Z != 0 {
+		b = binary.AppendVarint(b, r.Z)
+		b = binary.AppendVarint(b, r.ZN)
+		b = binary.AppendVarint(b, r.In)
+	}
+	return b
 }
 
 func isLowerHex32(s string) bool {
@@ -94,7 +108,23 @@ func binRecord(v []byte, keepSHA bool) (r fileRecord, hasSHA, ok bool) {
 	if sha, hasSHA, b, ok = hexField(b, flags&recSHARaw != 0, keepSHA); !ok {
 		return fileRecord{}, false, false
 	}
-	if pack, _, b, ok = hexField(b, flags&recPackRaw != 0, keepSHA); !ok || len(b) != 0 {
+	if pack, _, b, ok = hexField(b, flags&recPackRaw != 0, keepSHA); !ok {
+		return fileRecord{}, false, false
+	}
+	if flags&recZ != 0 {
+		n, w := binary.Varint(b)
+		if w <= 0 || n == 0 {
+			return fileRecord{}, false, false
+		}
+		r.Z, b = n, b[w:]
+		for _, f := range []*int64{&r.ZN, &r.In} {
+			if n, w = binary.Varint(b); w <= 0 {
+				return fileRecord{}, false, false
+			}
+			*f, b = n, b[w:]
+		}
+	}
+	if len(b) != 0 {
 		return fileRecord{}, false, false
 	}
 	r.SHA256, r.Pack = sha, pack

@@ -62,12 +62,17 @@ func genRecord(rt *rapid.T) fileRecord {
 			return rapid.StringMatching(`[0-9a-f]{64}`).Draw(rt, label)
 		}
 	}
-	return fileRecord{
+	r := fileRecord{
 		Size: rapid.Int64().Draw(rt, "size"), SHA256: hexOrNot("sha"),
 		MtimeNs: rapid.Int64().Draw(rt, "mtime"), Hydrated: rapid.Bool().Draw(rt, "hydrated"),
 		VerifiedNs: rapid.Int64().Draw(rt, "verified"), Exec: rapid.Bool().Draw(rt, "x"),
-		Pack: hexOrNot("pack"), Off: rapid.Int64().Draw(rt, "off"),
+		Pack: hexOrNot("pack"), Off: rapid.Int64().Draw(rt, "off"), Z: rapid.Int64Range(0, 1<<40).Draw(rt, "z"),
 	}
+	if r.Z > 0 {
+		r.In = rapid.Int64Range(0, 1<<20).Draw(rt, "in")
+		r.ZN = rapid.Int64Range(0, 1<<20).Draw(rt, "zn")
+	}
+	return r
 }
 
 // The binary form gives back what was encoded, decodeRecord and the fast

@@ -39,6 +39,10 @@ type fileRecord struct {
 	// so hydrating it is one ranged read.
 	Pack string `json:"pack,omitempty"`
 	Off  int64  `json:"off,omitempty"`
+	// Z, ZN and In locate a framed entry in its frame (index.Entry).
+	Z  int64 `json:"z,omitempty"`
+	ZN int64 `json:"zn,omitempty"`
+	In int64 `json:"in,omitempty"`
 }
 
 // racyWindow covers the coarsest common timestamp granularity (FAT's 2 s);

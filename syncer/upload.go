@@ -70,7 +70,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends, mode
 				o.change(Change{Path: u.path, Action: ActionDedup, Bytes: u.local.size})
 			}
 			x := u.exec()
-			pm.upserts[u.path] = index.Entry{Size: u.local.size, SHA256: u.sha, Pack: loc.Pack, Off: loc.Off, Exec: x}
+			pm.upserts[u.path] = index.Entry{Size: u.local.size, SHA256: u.sha, Pack: loc.Pack, Off: loc.Off, Exec: x, Z: loc.Z, ZN: loc.ZN, In: loc.In}
 			pm.bases[u.path] = u.base()
 			if proof != "" {
 				pm.proofs[u.path] = proof
@@ -115,7 +115,7 @@ func (s *Syncer) uploadAll(ctx context.Context, o *op, pm *prepared, sends, mode
 			}
 			for _, pmb := range placed {
 				sent(pmb.from, wasSent)
-				settle(bySHA[pmb.sha], index.Entry{Pack: pack, Off: pmb.off}, true, pmb.from.path, "", pmb.changed)
+				settle(bySHA[pmb.sha], index.Entry{Pack: pack, Off: pmb.at.Off, Z: pmb.at.Z, ZN: pmb.at.ZN, In: pmb.at.In}, true, pmb.from.path, "", pmb.changed)
 			}
 			return nil
 		})
