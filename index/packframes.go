@@ -47,14 +47,13 @@ func (p *PackBuilder) Next(n int64) []byte {
 // Drop forgets the bytes Next handed out: they are no member.
 func (p *PackBuilder) Drop() { p.group = p.group[:p.at] }
 
-// Keep makes the bytes Next handed out a member and returns its index
-// among the kept ones; its place is final after Finish.
-func (p *PackBuilder) Keep() int {
+// Keep makes the bytes Next handed out the next member; its place is
+// final after Finish.
+func (p *PackBuilder) Keep() {
 	p.places = append(p.places, PackPlace{In: int64(p.at)})
 	if len(p.group) >= FrameGroup {
 		p.flush()
 	}
-	return len(p.places) - 1
 }
 
 func (p *PackBuilder) flush() {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
-	"github.com/siltsync/silt/internal/frame"
 )
 
 // Repacking bounds.
@@ -248,21 +247,20 @@ func memberBytes(data []byte, e Entry, frames map[int64][]byte) ([]byte, bool) {
 	if e.Off+e.Stored() > int64(len(data)) {
 		return nil, false
 	}
-	var plain []byte
 	if !e.Framed() {
-		plain = data[e.Off : e.Off+e.Size]
-	} else {
-		f, ok := frames[e.Off]
-		if !ok {
-			var err error
-			if f, _, err = frame.Decode(data[e.Off:e.Off+e.Z], e.ZN); err != nil || int64(len(f)) != e.ZN {
-				return nil, false
-			}
-			frames[e.Off] = f
-		}
-		plain = f[e.In : e.In+e.Size]
+		plain := data[e.Off : e.Off+e.Size]
+		return plain, PackSHA(plain) == e.SHA256
 	}
-	return plain, PackSHA(plain) == e.SHA256
+	f, ok := frames[e.Off]
+	if !ok {
+		var err error
+		if f, err = decodeFrame(data[e.Off:e.Off+e.Z], "(repack)", e); err != nil {
+			return nil, false
+		}
+		frames[e.Off] = f
+	}
+	plain, err := Member(f, "(repack)", e)
+	return plain, err == nil && PackSHA(plain) == e.SHA256
 }
 
 // liveBytes estimates the bytes of a pack its live members take: an

@@ -139,12 +139,12 @@ func OpenRaw(ctx context.Context, b backend.Backend, p string, e Entry) (io.Read
 	if err != nil || !e.Framed() {
 		return rc, err
 	}
-	return OpenMember(rc, p, e)
+	return openMember(rc, p, e)
 }
 
-// OpenMember returns the plain bytes of e's framed member, read from its
+// openMember returns the plain bytes of e's framed member, read from its
 // frame's stored bytes r (Z of them), unverified; closing it closes r.
-func OpenMember(r io.ReadCloser, p string, e Entry) (io.ReadCloser, error) {
+func openMember(r io.ReadCloser, p string, e Entry) (io.ReadCloser, error) {
 	plain, err := ReadFrame(r, p, e)
 	if err == nil {
 		plain, err = Member(plain, p, e)
@@ -170,6 +170,11 @@ func ReadFrame(r io.Reader, p string, e Entry) ([]byte, error) {
 	if int64(len(stored)) != e.Z {
 		return nil, &ObjectError{Path: p, SHA256: e.SHA256, Reason: fmt.Sprintf("pack %s ends inside the frame at %d", e.Pack, e.Off), Err: ErrCorruptObject}
 	}
+	return decodeFrame(stored, p, e)
+}
+
+// decodeFrame decodes stored, the Z bytes of e's frame, to its ZN bytes.
+func decodeFrame(stored []byte, p string, e Entry) ([]byte, error) {
 	plain, _, err := frame.Decode(stored, e.ZN)
 	if err == nil && int64(len(plain)) != e.ZN {
 		err = fmt.Errorf("%d bytes, the entry says %d", len(plain), e.ZN)
