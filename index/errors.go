@@ -23,11 +23,16 @@ var ErrOlderFormat = errors.New("remote index has format 1, which this silt no l
 // the bound is read.
 var ErrIndexTooLarge = errors.New("remote index object too large")
 
+// ErrEncrypted is returned (wrapped in a *FormatError) when an index
+// object is sealed (package backend/seal): the bucket is encrypted and was
+// opened without its passphrase. Nothing is read past that object.
+var ErrEncrypted = errors.New("bucket is encrypted: open it with its passphrase (SILT_PASSWORD or --password-file)")
+
 // FormatError says which index object is bad and why.
 type FormatError struct {
 	Key    string
 	Reason string
-	Err    error // ErrCorruptIndex, ErrNewerFormat, ErrOlderFormat or ErrIndexTooLarge
+	Err    error // ErrCorruptIndex, ErrNewerFormat, ErrOlderFormat, ErrIndexTooLarge or ErrEncrypted
 }
 
 func (e *FormatError) Error() string { return fmt.Sprintf("%s: %s: %v", e.Key, e.Reason, e.Err) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/seal"
 )
 
 // Head is one manifest as read, with the version and bytes of that same
@@ -44,6 +45,9 @@ func readBounded(ctx context.Context, b backend.Backend, key string, opts backen
 	}
 	if int64(len(data)) > bound {
 		return nil, info, &FormatError{Key: key, Reason: fmt.Sprintf("more than %d bytes", bound), Err: ErrIndexTooLarge}
+	}
+	if seal.IsSealed(data) {
+		return nil, info, &FormatError{Key: key, Reason: "sealed", Err: ErrEncrypted}
 	}
 	return data, info, nil
 }

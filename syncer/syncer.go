@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/seal"
 	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/namespace"
 )
@@ -206,6 +207,16 @@ func Open(ctx context.Context, cfg Config) (*Syncer, error) {
 	if cfg.Namespace != "" {
 		if err := namespace.Validate(cfg.Namespace); err != nil {
 			return nil, err
+		}
+		if seal.Of(root) == nil {
+			// A namespace's keys are sealed in an encrypted bucket, so
+			// without the passphrase it would look empty, and a push
+			// would write plain objects beside the sealed ones.
+			if enc, err := seal.Encrypted(ctx, root); err != nil {
+				return nil, fmt.Errorf("syncer: %w", err)
+			} else if enc {
+				return nil, &index.FormatError{Key: seal.KeysPrefix, Reason: "namespace " + cfg.Namespace + " of an encrypted bucket opened without its passphrase", Err: index.ErrEncrypted}
+			}
 		}
 		if cfg.Owner != "" {
 			if err := namespace.Register(ctx, root, cfg.Namespace, cfg.Owner); err != nil {

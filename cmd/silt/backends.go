@@ -5,11 +5,15 @@ package main
 // scheme with backend.Open. This file says how the command opens them.
 import (
 	"context"
+	"errors"
+	"fmt"
 	flag "github.com/spf13/pflag"
 	"net/url"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/seal"
 	_ "github.com/siltsync/silt/backend/stores" // file://, mem://, s3://, gs://, blob+...://
+	"github.com/siltsync/silt/internal/crypt"
 )
 
 // storeFlags declares --timeout, --profile and --gcs-credentials, which
@@ -19,6 +23,8 @@ func storeFlags(fs *flag.FlagSet, c *cli) {
 		"fail a store request, all its retries counted, once it has made no progress for this long: a store that never answers fails in about this long, a moving transfer is never cut (a URL's ?timeout= wins; see also ?first_byte_timeout=, ?stall_timeout=)")
 	fs.StringVar(&c.profile, "profile", "",
 		"the AWS shared config profile for s3:// URLs, as aws --profile (default: $AWS_PROFILE; a URL's ?profile= wins)")
+	fs.StringVar(&c.passwordFile, "password-file", "",
+		"a `FILE` holding the passphrase of an encrypted bucket (default: $SILT_PASSWORD); a plain bucket ignores it")
 	fs.StringVar(&c.gcsCredentials, "gcs-credentials", "",
 		"a Google credentials JSON file for gs:// URLs (default: $GOOGLE_APPLICATION_CREDENTIALS, then application default; a URL's ?credentials= wins)")
 }
@@ -71,4 +77,37 @@ func openOptions(ctx context.Context) []backend.Option {
 		return nil
 	}
 	return []backend.Option{backend.WithTimeout(c.timeout)}
+}
+
+// passphrase is the passphrase the command was given: --password-file,
+// else $SILT_PASSWORD, else nil (no passphrase: a plain bucket).
+func passphrase(ctx context.Context) ([]byte, error) {
+	c, _ := ctx.Value(cliKey{}).(*cli)
+	if c != nil && c.passwordFile != "" {
+		p, err := crypt.ReadPassphraseFile(c.passwordFile)
+		if err != nil {
+			return nil, usagef("--password-file: %v", err)
+		}
+		return p, nil
+	}
+	p, _ := crypt.PassphraseFromEnv()
+	return p, nil
+}
+
+// unlock puts the encrypting layer over b when the command has a
+// passphrase and the bucket is encrypted.
+func unlock(ctx context.Context, b backend.Backend, url string) (backend.Backend, error) {
+	p, err := passphrase(ctx)
+	if err != nil || p == nil {
+		return b, err
+	}
+	sb, err := seal.Open(ctx, b, p)
+	switch {
+	case errors.Is(err, seal.ErrWrongPassphrase):
+		return nil, withHint(fmt.Errorf("open %s: %w", redactURL(url), err),
+			"check --password-file or $SILT_PASSWORD; silt key list shows the bucket's key files")
+	case err != nil:
+		return nil, fmt.Errorf("open %s: unlock: %w", redactURL(url), err)
+	}
+	return sb, nil
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/siltsync/silt/backend"
+	"github.com/siltsync/silt/backend/seal"
 	"github.com/siltsync/silt/index"
 	"github.com/siltsync/silt/lock"
 	"github.com/siltsync/silt/syncer"
@@ -84,6 +85,10 @@ func classify(err error) (code int, hint string) {
 		return exitError, "this store lacks conditional writes (If-None-Match/If-Match); check it with: silt verify URL"
 	case errors.Is(err, syncer.ErrBusy):
 		return exitError, "another silt process is using this directory; let it finish, or wait for it with --wait DURATION (e.g. --wait 5m)"
+	case errors.Is(err, index.ErrEncrypted):
+		return exitError, "the bucket is encrypted: set SILT_PASSWORD or pass --password-file FILE"
+	case errors.Is(err, seal.ErrAuth), errors.Is(err, seal.ErrNotSealed), errors.Is(err, seal.ErrUnknownGeneration):
+		return exitError, "an object of the encrypted bucket does not authenticate (tampered with, truncated, moved, or another repository's); nothing was installed; check the bucket with: silt check --data URL"
 	case errors.Is(err, index.ErrNewerFormat):
 		return exitError, "the bucket was written by a newer silt; upgrade silt"
 	case errors.Is(err, index.ErrMigrateRequired):

@@ -15,7 +15,9 @@ import (
 
 	"github.com/siltsync/silt/backend"
 	"github.com/siltsync/silt/backend/gcs"
+	"github.com/siltsync/silt/backend/seal"
 	"github.com/siltsync/silt/index"
+	"github.com/siltsync/silt/internal/crypt"
 	"github.com/siltsync/silt/namespace"
 	"github.com/siltsync/silt/serve"
 	"github.com/siltsync/silt/syncer"
@@ -26,6 +28,9 @@ import (
 type binding struct {
 	URL       string `json:"url"`
 	Namespace string `json:"namespace,omitempty"`
+	// Encrypted says the bucket is encrypted, so a command without a
+	// passphrase fails before it sends a request.
+	Encrypted bool `json:"encrypted,omitempty"`
 }
 
 // sameBucket reports whether two bindings name one bucket and namespace.
@@ -96,7 +101,12 @@ func openStore(ctx context.Context, url string, strict bool) (backend.Backend, e
 		return nil, withHint(fmt.Errorf("open %s: %w", redactURL(url), err),
 			"check the URL; stores this silt knows: "+joinSchemes()+" (file:///abs/dir, s3://bucket/prefix, gs://bucket)")
 	}
-	return logged(ctx, b), nil
+	sb, err := unlock(ctx, b, url)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return logged(ctx, sb), nil
 }
 
 func joinSchemes() string {
@@ -135,6 +145,14 @@ func (c *cli) openBound(ctx context.Context, dir string) (*bound, error) {
 	cfg, err := readBinding(dir)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Encrypted {
+		if p, err := passphrase(ctx); err != nil {
+			return nil, err
+		} else if p == nil {
+			return nil, withHint(fmt.Errorf("open cache %s: %w", dir, index.ErrEncrypted),
+				fmt.Sprintf("set %s or pass --password-file FILE", crypt.PassphraseEnv))
+		}
 	}
 	b, berr := openURL(ctx, cfg.URL)
 	s, err := c.openCache(ctx, dir, cfg, b)
@@ -231,18 +249,20 @@ func setupInit(c *cli, fs *flag.FlagSet) runFunc {
 	force := fs.Bool("force", false, "replace an existing binding to another URL or namespace")
 	pushExisting := fs.Bool("push-existing", false, "the directory holds files: bind, then push them at once (the first commit on an empty bucket; "+
 		"on one with commits an ordinary push, where a file that differs from the bucket's is a conflict, exit 3)")
+	encrypt := fs.Bool("encrypt", false, "encrypt the bucket, which must hold no index yet: every object, name and byte sealed under a new repository key, "+
+		"wrapped under the passphrase of --password-file or $SILT_PASSWORD (silt key adds, rotates and removes passphrases); on an encrypted bucket it only checks the passphrase")
 	adopt := fs.Bool("adopt", false, "the directory holds files: bind and take them as the cache's state. Files equal to the bucket's are recorded as in sync; "+
 		"a file that differs is kept and marked to win at the next push (as silt resolve --keep-local); files only here are pushed by the next push; "+
 		"files only in the bucket are downloaded now. Nothing is uploaded until silt push")
 	return func(ctx context.Context, pos []string) error {
-		return runInit(ctx, c, initFlags{*dir, *ns, *force, *pushExisting, *adopt}, pos[0])
+		return runInit(ctx, c, initFlags{*dir, *ns, *force, *pushExisting, *adopt, *encrypt}, pos[0])
 	}
 }
 
 // initFlags are init's flags, once parsed.
 type initFlags struct {
-	dir, ns                    string
-	force, pushExisting, adopt bool
+	dir, ns                             string
+	force, pushExisting, adopt, encrypt bool
 }
 
 func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
@@ -286,6 +306,12 @@ func runInit(ctx context.Context, c *cli, f initFlags, rawURL string) error {
 		return err
 	}
 	defer b.Close()
+	if f.encrypt {
+		if b, err = encryptBucket(ctx, b, cfg.URL); err != nil {
+			return err
+		}
+	}
+	cfg.Encrypted = seal.Of(b) != nil
 	root, _ := namespaceOf(b, cfg.Namespace)
 	snap, err := index.OpenSnapshot(ctx, root)
 	if err != nil {
@@ -466,4 +492,41 @@ func strayEntries(dir, ns string) []string {
 		}
 	}
 	return out
+}
+
+// encryptBucket is init --encrypt: b, unlocked when it is encrypted
+// already, else encrypted now under a new repository key.
+func encryptBucket(ctx context.Context, b backend.Backend, url string) (backend.Backend, error) {
+	if seal.Of(b) != nil {
+		return b, nil
+	}
+	p, err := passphrase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, usagef("--encrypt needs a passphrase: set %s or pass --password-file FILE", crypt.PassphraseEnv)
+	}
+	sb, kf, err := seal.Init(ctx, b, p, crypt.DefaultKDFParams, keyLabel())
+	if errors.Is(err, seal.ErrNotEmpty) {
+		return nil, &refusedError{msg: fmt.Sprintf("%s holds a plain index: %v", redactURL(url), err),
+			hint: "a bucket is encrypted from its first object on; init --encrypt an empty bucket or prefix and push the caches into it"}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("encrypt %s: %w", redactURL(url), err)
+	}
+	if c, _ := ctx.Value(cliKey{}).(*cli); c != nil && !c.json {
+		fmt.Fprintf(c.stderr, "encrypted %s: key file %s; keep the passphrase safe: without it nobody reads the bucket again\n", redactURL(url), kf.ID)
+	}
+	return sb, nil
+}
+
+// keyLabel is the label of a key file this command writes: user@host.
+func keyLabel() string {
+	h, _ := os.Hostname()
+	u := os.Getenv("USER")
+	if u == "" {
+		u = "silt"
+	}
+	return u + "@" + h
 }

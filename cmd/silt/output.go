@@ -31,6 +31,9 @@ type cli struct {
 	// profile and gcsCredentials are --profile and --gcs-credentials,
 	// applied to the s3:// and gs:// URLs the command opens.
 	profile, gcsCredentials string
+	// passwordFile is --password-file: the passphrase of an encrypted
+	// bucket (else $SILT_PASSWORD).
+	passwordFile string
 
 	verbose     bool // -v: one line per file on stderr
 	dryRun      bool // --dry-run: every planned change is listed

@@ -93,6 +93,9 @@ type ringState struct {
 
 	mu   sync.RWMutex
 	gens []*generation // ascending id; the last is current
+
+	contentOnce sync.Once
+	cs          *contentState // content.go
 }
 
 type generation struct {

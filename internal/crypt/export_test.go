@@ -13,6 +13,10 @@ func Secrets(ring *Keyring) [][]byte {
 	out := [][]byte{s.nameKey[:], s.namesKey[:], s.pathIVKey[:]}
 	pathKey := derive(s.nameKey[:], infoPath)
 	out = append(out, pathKey[:])
+	for _, info := range []string{infoIDs, infoContent, infoNonce, infoFingerprint} {
+		d := derive(s.nameKey[:], info)
+		out = append(out, d[:])
+	}
 	for _, g := range s.gens {
 		dataKey := derive(g.secret[:], infoData)
 		out = append(out, g.secret[:], dataKey[:])

@@ -45,6 +45,14 @@ export interface SiltDatastoreConfig {
   /** Services exit after this long idle (default 10 min). */
   idleExitMs?: number;
   /**
+   * Where the passphrase of an encrypted bucket comes from: a file holding
+   * it (silt --password-file). Absent: $SILT_PASSWORD in the host's
+   * environment, or none for a plain bucket. Never the passphrase itself.
+   */
+  passwordFile?: string;
+  /** Encrypt the bucket when the first cache binds it (silt init --encrypt); it must hold no index yet. */
+  encrypt?: boolean;
+  /**
    * The host's own key, read by the host from this config (swamp's
    * resolve_datastore.ts: `config.hydrationStrategy`, "lazy" makes its
    * pulls metadata-only); accepted so the host's config passes, unused here.
@@ -81,19 +89,20 @@ export const configSchema: ConfigSchema<SiltDatastoreConfig> = {
       bad("", "expected an object");
     } else {
       const o = v as Record<string, unknown>;
-      const known = new Set(["url", "namespace", "cachePath", "siltBin", "exclude", "adopt", "idleExitMs", "hydrationStrategy"]);
+      const known = new Set(["url", "namespace", "cachePath", "siltBin", "exclude", "adopt", "idleExitMs", "hydrationStrategy", "passwordFile", "encrypt"]);
       for (const k of Object.keys(o)) if (!known.has(k)) bad(k, "unknown key");
       if (typeof o.url !== "string" || !/^[a-z][a-z0-9+.-]*:\/\/./i.test(o.url)) bad("url", "expected a bucket URL (scheme://...)");
       if (o.namespace !== undefined && (typeof o.namespace !== "string" || (o.namespace !== "" && !nsPattern.test(o.namespace)))) {
         bad("namespace", "expected a namespace name (letters, digits, . _ -)");
       }
-      for (const k of ["cachePath", "siltBin"]) {
+      for (const k of ["cachePath", "siltBin", "passwordFile"]) {
         if (o[k] !== undefined && (typeof o[k] !== "string" || o[k] === "")) bad(k, "expected a non-empty string");
       }
       if (o.exclude !== undefined && (!Array.isArray(o.exclude) || o.exclude.some((p) => typeof p !== "string" || p === ""))) {
         bad("exclude", "expected a list of patterns");
       }
       if (o.adopt !== undefined && typeof o.adopt !== "boolean") bad("adopt", "expected a boolean");
+      if (o.encrypt !== undefined && typeof o.encrypt !== "boolean") bad("encrypt", "expected a boolean");
       if (o.idleExitMs !== undefined && (typeof o.idleExitMs !== "number" || !(o.idleExitMs >= 0))) bad("idleExitMs", "expected a number >= 0");
       if (o.hydrationStrategy !== undefined && o.hydrationStrategy !== "full" && o.hydrationStrategy !== "lazy") {
         bad("hydrationStrategy", 'expected "full" or "lazy"');
@@ -207,7 +216,7 @@ export class SiltDatastoreProvider {
   }
 
   #service(): ServiceOptions {
-    return { siltBin: this.config.siltBin, idleExitMs: this.config.idleExitMs };
+    return { siltBin: this.config.siltBin, idleExitMs: this.config.idleExitMs, passwordFile: this.config.passwordFile };
   }
 
   /** The bucket service's client (locks, health, namespaces), started on first use. */
@@ -278,7 +287,7 @@ export class SiltDatastoreProvider {
     const client = new SiltClient(async (o) => {
       opened ??= (async () => {
         writeSiltignore(join(cachePath, ns), exclude);
-        return await openDir({ dir: cachePath, url: this.config.url, namespace: ns || undefined, adopt: this.config.adopt ?? true, ...this.#service(), signal: o?.signal });
+        return await openDir({ dir: cachePath, url: this.config.url, namespace: ns || undefined, adopt: this.config.adopt ?? true, encrypt: this.config.encrypt, ...this.#service(), signal: o?.signal });
       })().catch((e) => {
         opened = undefined;
         throw e;

@@ -22,6 +22,12 @@ export interface ServiceOptions {
   startTimeoutMs?: number;
   /** Extra arguments for silt serve (e.g. ["--lazy", "data/**\/raw"]). */
   serveArgs?: string[];
+  /**
+   * A file holding the passphrase of an encrypted bucket, handed to silt
+   * as --password-file (default: $SILT_PASSWORD, which the started silt
+   * inherits). The passphrase itself never passes through an argument.
+   */
+  passwordFile?: string;
 }
 
 /** A cache directory to open. */
@@ -32,6 +38,8 @@ export interface OpenDirOptions extends ServiceOptions {
   namespace?: string;
   /** Bind a directory that already holds files, taking them as the cache's state (silt init --adopt). */
   adopt?: boolean;
+  /** Encrypt the bucket when binding (silt init --encrypt): it must hold no index yet; an encrypted one is only unlocked. */
+  encrypt?: boolean;
   signal?: AbortSignal;
 }
 
@@ -46,6 +54,11 @@ export interface OpenBucketOptions extends ServiceOptions {
 
 function bin(o: ServiceOptions): string {
   return o.siltBin ?? process.env.SILT_BIN ?? "silt";
+}
+
+// keyArgs are the arguments that name where the passphrase comes from.
+function keyArgs(o: ServiceOptions): string[] {
+  return o.passwordFile ? ["--password-file", o.passwordFile] : [];
 }
 
 function run(file: string, args: string[], signal?: AbortSignal): Promise<string> {
@@ -92,13 +105,14 @@ async function bind(dir: string, o: OpenDirOptions): Promise<void> {
   const args = ["init", "--dir", dir];
   if (o.namespace) args.push("--namespace", o.namespace);
   if (o.adopt) args.push("--adopt");
-  args.push(o.url);
+  if (o.encrypt) args.push("--encrypt");
+  args.push(...keyArgs(o), o.url);
   await run(bin(o), args, o.signal);
 }
 
 async function ensureDirService(dir: string, o: OpenDirOptions, signal?: AbortSignal): Promise<Endpoint> {
   const socketPath = await socketPathFor(dir);
-  const args = ["serve", "--dir", dir, ...(o.serveArgs ?? [])];
+  const args = ["serve", "--dir", dir, ...keyArgs(o), ...(o.serveArgs ?? [])];
   return await ensureService(socketPath, args, join(dir, ".silt", "serve.log"), o, signal);
 }
 
@@ -109,7 +123,7 @@ async function ensureDirService(dir: string, o: OpenDirOptions, signal?: AbortSi
  */
 export async function openBucket(o: OpenBucketOptions): Promise<SiltClient> {
   const socketPath = o.socketPath ?? await bucketSocketPath(o.url, o.namespace ?? "");
-  const args = ["serve", "--bucket", o.url, "--socket", socketPath, ...(o.namespace ? ["--namespace", o.namespace] : []), ...(o.serveArgs ?? [])];
+  const args = ["serve", "--bucket", o.url, "--socket", socketPath, ...(o.namespace ? ["--namespace", o.namespace] : []), ...keyArgs(o), ...(o.serveArgs ?? [])];
   const client = new SiltClient((co?: CallOptions) => ensureService(socketPath, args, `${socketPath}.log`, o, co?.signal ?? o.signal));
   await client.info({ signal: o.signal });
   return client;

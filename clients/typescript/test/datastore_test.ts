@@ -4,6 +4,7 @@
 // host's own staleness rule, internal files kept out).
 
 import { join } from "node:path";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { datastore, hostInternalExcludes, SiltConflictError, type SiltDatastoreConfig } from "../src/datastore.ts";
 import { assert, equal, rejects, test } from "./harness.ts";
 import { type Fixture, siltBin } from "./fixture.ts";
@@ -128,5 +129,31 @@ export function registerDatastoreTests(fx: Fixture): void {
     for (const f of [".datastore-index.json", ".datastore.lock", "_catalog.db", "data/t/m/.lock", ".namespace.json"]) {
       assert(!listed.includes(f), `${f} was pushed`);
     }
+  });
+
+  test("datastore module: an encrypted bucket from config (encrypt, passwordFile): round trip, nothing readable in the bucket", async () => {
+    const pw = join(fx.root, "ds-enc-password");
+    writeFileSync(pw, "host passphrase\n", { mode: 0o600 });
+    const bucket = join(fx.root, "ds-enc-bucket");
+    const enc = datastore.createProvider(cfg({ url: "file://" + bucket, namespace: "repo-e", encrypt: true, passwordFile: pw }));
+    const a = enc.createSyncService("/re", join(fx.root, "ds-enc-a"));
+    const b = enc.createSyncService("/re", join(fx.root, "ds-enc-b"));
+    const rel = "repo-e/data/aws/ec2/vpc/secret-model/state/latest";
+    await b.pullChanged({ namespace: "repo-e" });
+    await a.markDirty({ relPath: rel, namespace: "repo-e" });
+    fx.write(join(fx.root, "ds-enc-a"), rel, "secret-bytes");
+    equal(await a.pushChanged({ namespace: "repo-e" }), 1, "pushed");
+    equal(await b.pullChanged({ namespace: "repo-e" }), 1, "pulled");
+    equal(fx.read(join(fx.root, "ds-enc-b"), rel), "secret-bytes", "bytes");
+    const walk = (d: string): string[] =>
+      readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)]);
+    for (const f of walk(bucket)) {
+      assert(!/secret|repo-e|aws/.test(f.slice(bucket.length)), `a name shows in the bucket: ${f}`);
+      assert(!readFileSync(f, "utf8").includes("secret"), `plain bytes in ${f}`);
+    }
+    const plain = datastore.createProvider(cfg({ url: "file://" + bucket, namespace: "repo-e" }));
+    const c = plain.createSyncService("/re", join(fx.root, "ds-enc-c"));
+    const got = await c.pullChanged({ namespace: "repo-e" }).then((n: number) => `pulled ${n}`, (e: unknown) => String(e));
+    assert(/encrypted/.test(got), `a pull without the passphrase: ${got}`);
   });
 }
