@@ -50,6 +50,9 @@ type Config struct {
 	// Repo is the root of the silt repository: where silt is built from
 	// and .ci/bin/versitygw is looked for. "" is the current directory.
 	Repo string
+	// Encrypt runs silt on encrypted buckets (init --encrypt, the
+	// passphrase in SILT_PASSWORD), to set its times beside the plain ones.
+	Encrypt bool
 	// Silt, Versitygw, Rclone and AWS override where each program is
 	// found.
 	Silt, Versitygw, Rclone, AWS string
@@ -188,7 +191,7 @@ func (r *runner) findTools(ctx context.Context, repo string) error {
 					return fmt.Errorf("peers: build silt: %w: %s", err, out)
 				}
 			}
-			t = newSilt(path, ep)
+			t = newSilt(path, ep, r.cfg.Encrypt)
 		case ToolRclone, ToolAWS:
 			path := r.cfg.Rclone
 			if name == ToolAWS {

@@ -85,13 +85,20 @@ func awsEnv(ep endpoint) []string {
 		"AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_EC2_METADATA_DISABLED=true")
 }
 
-// newSilt returns the silt CLI at path.
-func newSilt(path string, ep endpoint) *tool {
+// newSilt returns the silt CLI at path; encrypt makes every bucket it
+// binds an encrypted one (the first bind encrypts it, the others unlock).
+func newSilt(path string, ep endpoint, encrypt bool) *tool {
 	t := &tool{name: ToolSilt, path: path, selfCounts: true,
 		env: append(awsEnv(ep), "AWS_CONFIG_FILE=/dev/null")}
 	q := url.Values{"endpoint": {ep.url}, "use_path_style": {"true"}, "region": {ep.region}}
+	var enc []string
+	if encrypt {
+		t.env = append(t.env, "SILT_PASSWORD=silt-peers benchmark passphrase")
+		enc = []string{"--encrypt"}
+	}
 	t.bind = func(c copyOf) command {
-		return t.cmd("init", "--json", "--force", "--adopt", "--dir", c.dir, "s3://"+c.remote("")+"?"+q.Encode())
+		argv := append([]string{"init", "--json", "--force", "--adopt"}, enc...)
+		return t.cmd(append(argv, "--dir", c.dir, "s3://"+c.remote("")+"?"+q.Encode())...)
 	}
 	t.push = func(c copyOf, cold bool) command {
 		return t.cmd("push", "--json", "--dir", c.dir, "--max-delete", "-1")

@@ -28,6 +28,7 @@
 //	silt gc [URL] [--dry-run] [--older-than 1h]
 //	silt recover [URL] [--seq N] [--dry-run]      re-commit the newest readable snapshot (or N)
 //	silt migrate [URL] [--dry-run]                turn an older bucket into the default format, online
+//	silt key list|add|rotate|remove [ID] [URL]     the passphrases of an encrypted bucket (init --encrypt)
 //	silt conformance URL                          the backend conformance suite, live
 //	silt demo [--dir DIR]
 //	silt version

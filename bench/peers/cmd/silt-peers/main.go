@@ -55,6 +55,7 @@ func run() error {
 		rclone   = flag.String("rclone", "", "rclone binary (default: PATH)")
 		awsCLI   = flag.String("aws", "", "AWS CLI (default: PATH)")
 		quiet    = flag.Bool("q", false, "no progress on stderr")
+		encrypt  = flag.Bool("encrypt", false, "run silt on encrypted buckets (init --encrypt, SILT_PASSWORD)")
 		merge    = flag.String("merge", "", "instead of running, merge these peers.json files (comma-separated) into one report")
 		pprofDir = flag.String("pprof", "", "directory: every measured silt run writes a CPU and an allocation profile there ({row}-{files}-run{n}.cpu.pprof, .mem.pprof)")
 		strict   = flag.Bool("strict", false, "fail when silt's own counts differ from the proxy's, or a pull missed a change (the CI smoke)")
@@ -77,7 +78,7 @@ func run() error {
 		return nil
 	}
 	cfg := peers.Config{Latency: *latency, FullRowsUpTo: *fullUpTo, Dir: *dir, Repo: *repo, Timeout: *timeout,
-		Silt: *silt, Versitygw: *vgw, Rclone: *rclone, AWS: *awsCLI, Tools: splitList(*tools), PprofDir: *pprofDir}
+		Silt: *silt, Encrypt: *encrypt, Versitygw: *vgw, Rclone: *rclone, AWS: *awsCLI, Tools: splitList(*tools), PprofDir: *pprofDir}
 	var err error
 	if cfg.Sizes, err = parseSizes(*sizes); err != nil {
 		return err
