@@ -141,12 +141,13 @@ func (s *Store) stored(key string) (string, kind) {
 	return strings.Join(out, "/"), k
 }
 
-// plain inverts stored: the plain key of a stored one, or false for a key
-// this ring did not write (a foreign object, another ring's, junk).
-func (s *Store) plain(storedKey string) (string, bool) {
+// plain inverts stored: the plain key of a stored one and how its bytes
+// are stored, or false for a key this ring did not write (a foreign
+// object, another ring's, junk).
+func (s *Store) plain(storedKey string) (string, kind, bool) {
 	segs := strings.Split(storedKey, "/")
 	if len(segs) >= 2 && segs[0] == internalDir && segs[1] == "keys" {
-		return storedKey, true
+		return storedKey, kindRaw, true
 	}
 	out := make([]string, len(segs))
 	d := -1
@@ -163,7 +164,7 @@ func (s *Store) plain(storedKey string) (string, bool) {
 		if t, ok := strings.CutPrefix(seg, sealedMark); ok {
 			p, err := s.ring.OpenName(t)
 			if err != nil {
-				return "", false
+				return "", 0, false
 			}
 			out[i] = p
 			continue
@@ -184,10 +185,11 @@ func (s *Store) plain(storedKey string) (string, bool) {
 	// The inverse must map back: a stored key any other way (a sealed
 	// segment where the layout has a hash, say) is not one this ring
 	// wrote.
-	if back, _ := s.stored(p); back != storedKey || backend.ValidateKey(p) != nil {
-		return "", false
+	back, k := s.stored(p)
+	if back != storedKey || backend.ValidateKey(p) != nil {
+		return "", 0, false
 	}
-	return p, true
+	return p, k, true
 }
 
 // storedPrefix returns the stored prefix to list for the plain prefix: the

@@ -251,11 +251,10 @@ func (s *Store) List(ctx context.Context, prefix string, opts backend.ListOption
 	var all []backend.ObjectInfo
 	err := s.Backend.List(ctx, s.storedPrefix(prefix), backend.ListOptions{}, func(page []backend.ObjectInfo) error {
 		for _, o := range page {
-			p, ok := s.plain(o.Key)
+			p, k, ok := s.plain(o.Key)
 			if !ok || !strings.HasPrefix(p, prefix) {
 				continue
 			}
-			_, k := s.stored(p)
 			if k == kindRaw {
 				continue // the key files are the raw store's, never the index's
 			}
